@@ -1,0 +1,28 @@
+# Copyright (c) 2026 The libmscclpp authors
+# SPDX-License-Identifier: MIT
+
+# Installs headers, both libraries, a CMake package (find_package(mscclpp CONFIG) gives
+# mscclpp::mscclpp and mscclpp::mscclpp_static) and a pkg-config file (mscclpp.pc).
+
+include(CMakePackageConfigHelpers)
+
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/mscclpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
+install(FILES ${PROJECT_BINARY_DIR}/include/mscclpp/version.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/mscclpp)
+
+install(TARGETS mscclpp mscclpp_static EXPORT mscclppTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT mscclppTargets NAMESPACE mscclpp:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/mscclpp)
+
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/mscclppConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/mscclppConfig.cmake
+                              INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/mscclpp)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/mscclppConfigVersion.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/mscclppConfig.cmake ${PROJECT_BINARY_DIR}/mscclppConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/mscclpp)
+
+configure_file(${CMAKE_CURRENT_LIST_DIR}/mscclpp.pc.in ${PROJECT_BINARY_DIR}/mscclpp.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/mscclpp.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,89 @@
+// Copyright (c) 2026 The libmscclpp authors
+// SPDX-License-Identifier: MIT
+
+#include <cerrno>
+#include <cstdlib>
+#include <mscclpp/env.hpp>
+
+#include "common/env_builder.hpp"
+#include "common/strings.hpp"
+
+namespace mscclpp {
+namespace {
+
+std::string readString(const Env::Lookup& lookup, const char* name, const std::string& fallback) {
+  const char* value = lookup(name);
+  return value ? std::string(value) : fallback;
+}
+
+bool readBool(const Env::Lookup& lookup, const char* name, bool fallback) {
+  const char* value = lookup(name);
+  if (!value) return fallback;
+  return std::string(value) != "0";
+}
+
+int64_t readInt(const Env::Lookup& lookup, const char* name, int64_t fallback, std::string& problems) {
+  const char* value = lookup(name);
+  if (!value) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  long long parsed = std::strtoll(value, &end, 10);
+  if (end == value || *end != '\0' || errno == ERANGE) {
+    problems += concat(name, "='", value, "' is not an integer, using ", fallback, "; ");
+    return fallback;
+  }
+  return parsed;
+}
+
+std::string defaultPlanDir(const Env::Lookup& lookup) {
+  const char* home = lookup("HOME");
+  return std::string(home ? home : "") + "/.cache/mscclpp_default";
+}
+
+const char* processLookup(const char* name) { return std::getenv(name); }
+
+}  // namespace
+
+Env::Env(const Lookup& lookup)
+    : debug(readString(lookup, "MSCCLPP_DEBUG", "")),
+      debugSubsys(readString(lookup, "MSCCLPP_DEBUG_SUBSYS", "")),
+      debugFile(readString(lookup, "MSCCLPP_DEBUG_FILE", "")),
+      logLevel(readString(lookup, "MSCCLPP_LOG_LEVEL", "ERROR")),
+      logSubsys(readString(lookup, "MSCCLPP_LOG_SUBSYS", "ALL")),
+      logFile(readString(lookup, "MSCCLPP_LOG_FILE", "")),
+      hcaDevices(readString(lookup, "MSCCLPP_HCA_DEVICES", "")),
+      ibvSo(readString(lookup, "MSCCLPP_IBV_SO", "")),
+      hostid(readString(lookup, "MSCCLPP_HOSTID", "")),
+      socketFamily(readString(lookup, "MSCCLPP_SOCKET_FAMILY", "")),
+      socketIfname(readString(lookup, "MSCCLPP_SOCKET_IFNAME", "")),
+      commId(readString(lookup, "MSCCLPP_COMM_ID", "")),
+      executionPlanDir(readString(lookup, "MSCCLPP_EXECUTION_PLAN_DIR", defaultPlanDir(lookup))),
+      npkitDumpDir(readString(lookup, "MSCCLPP_NPKIT_DUMP_DIR", "")),
+      cudaIpcUseDefaultStream(readBool(lookup, "MSCCLPP_CUDAIPC_USE_DEFAULT_STREAM", false)),
+      ncclSharedLibPath(readString(lookup, "MSCCLPP_NCCL_LIB_PATH", "")),
+      forceNcclFallbackOperation(readString(lookup, "MSCCLPP_FORCE_NCCL_FALLBACK_OPERATION", "")),
+      disableChannelCache(readBool(lookup, "MSCCLPP_DISABLE_CHANNEL_CACHE", false)),
+      forceDisableNvls(readBool(lookup, "MSCCLPP_FORCE_DISABLE_NVLS", false)),
+      ipcHandleTypes(readString(lookup, "MSCCLPP_IPC_HANDLE_TYPES", "")),
+      bootstrapTimeoutSec(readInt(lookup, "MSCCLPP_BOOTSTRAP_TIMEOUT", 30, problems_)) {
+  for (const char* name : {"MSCCLPP_DEBUG", "MSCCLPP_DEBUG_SUBSYS", "MSCCLPP_DEBUG_FILE", "MSCCLPP_LOG_LEVEL",
+                           "MSCCLPP_LOG_SUBSYS", "MSCCLPP_LOG_FILE"}) {
+    if (lookup(name)) present_.insert(name);
+  }
+}
+
+std::shared_ptr<Env> env() {
+  // Function-local static: initialised once, thread-safe, and never re-read (the fields are const).
+  static std::shared_ptr<Env> instance(new Env(processLookup));
+  return instance;
+}
+
+std::shared_ptr<Env> EnvBuilder::fromMap(const std::map<std::string, std::string>& vars) {
+  Env::Lookup lookup = [&vars](const char* name) -> const char* {
+    auto it = vars.find(name);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  };
+  return std::shared_ptr<Env>(new Env(lookup));
+}
+
+}  // namespace mscclpp

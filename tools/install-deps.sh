@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Copyright (c) 2026 The libmscclpp authors
+# SPDX-License-Identifier: MIT
+#
+# Installs the Debian/Ubuntu packages the build and tests need, only those that are missing.
+# The CUDA toolkit itself is expected at /usr/local/cuda (or on PATH): it is not a Debian package here.
+set -euo pipefail
+packages=(cmake g++ make pkg-config libgtest-dev libgmock-dev libopenmpi-dev openmpi-bin libibverbs-dev
+  libnuma-dev nlohmann-json3-dev python3)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+  echo "install-deps: the CUDA toolkit (nvcc) is missing; install CUDA 12 or newer" >&2
+  exit 1
+fi
