@@ -1,0 +1,329 @@
+// Copyright (c) 2026 The libmscclpp authors
+// SPDX-License-Identifier: MIT
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <mscclpp/errors.hpp>
+#include <string>
+
+#include "bootstrap/fd_service.hpp"
+#include "common/identity.hpp"
+#include "common/unique_fd.hpp"
+
+using namespace mscclpp;
+
+namespace {
+
+size_t countEntries(const char* dir) {
+  size_t n = 0;
+  DIR* d = opendir(dir);
+  if (!d) return 0;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] != '.') ++n;
+  }
+  closedir(d);
+  return n;
+}
+
+UniqueFd memfdWith(const std::string& content) {
+  UniqueFd fd(memfd_create("fd_service_test", MFD_CLOEXEC));
+  EXPECT_TRUE(fd.valid());
+  EXPECT_EQ(pwrite(fd.get(), content.data(), content.size(), 0), static_cast<ssize_t>(content.size()));
+  return fd;
+}
+
+std::string readAll(int fd) {
+  char buf[256] = {};
+  ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+  return n > 0 ? std::string(buf, n) : std::string();
+}
+
+UniqueFd connectRaw(const FdServiceAddress& address) {
+  UniqueFd sock(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  std::string name = fdServiceSocketName(address);
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());
+  socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  if (connect(sock.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0) return UniqueFd();
+  return sock;
+}
+
+// Reads one reply; returns the status and stores any received fd in `fd`. -1 if no reply came.
+int readReply(int sock, UniqueFd& fd) {
+  FdServiceReply reply{};
+  iovec iov{&reply, sizeof(reply)};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg = {};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL);
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); n > 0 && c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_type == SCM_RIGHTS) {
+      int received;
+      std::memcpy(&received, CMSG_DATA(c), sizeof(int));
+      fd.reset(received);
+    }
+  }
+  if (n != static_cast<ssize_t>(sizeof(reply)) || reply.magic != FdServiceReply::kMagic) return -1;
+  return reply.status;
+}
+
+// A child process forked before the service exists: it waits for the address and id on a pipe, runs
+// `body` and exits with its result. Forking first keeps the child free of the service's thread.
+template <typename Body>
+pid_t forkChild(int (&pipeFds)[2], Body body) {
+  EXPECT_EQ(pipe(pipeFds), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(pipeFds[1]);
+    FdServiceAddress address;
+    uint64_t id;
+    if (read(pipeFds[0], &address, sizeof(address)) != sizeof(address) || read(pipeFds[0], &id, sizeof(id)) != sizeof(id)) {
+      _exit(100);
+    }
+    _exit(body(address, id));
+  }
+  close(pipeFds[0]);
+  return pid;
+}
+
+void sendToChild(int (&pipeFds)[2], const FdServiceAddress& address, uint64_t id) {
+  ASSERT_EQ(write(pipeFds[1], &address, sizeof(address)), static_cast<ssize_t>(sizeof(address)));
+  ASSERT_EQ(write(pipeFds[1], &id, sizeof(id)), static_cast<ssize_t>(sizeof(id)));
+  close(pipeFds[1]);
+}
+
+int waitChild(pid_t pid) {
+  int status = 0;
+  EXPECT_EQ(waitpid(pid, &status, 0), pid);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 200 + WTERMSIG(status);
+}
+
+}  // namespace
+
+TEST(FdServiceTest, SendsARealFdToAnotherProcessThatReadsThroughIt) {
+  int pipeFds[2];
+  pid_t child = forkChild(pipeFds, [](const FdServiceAddress& address, uint64_t id) {
+    try {
+      UniqueFd fd = fetchFd(address, id, std::chrono::seconds(10));
+      return readAll(fd.get()) == "shared through SCM_RIGHTS" ? 0 : 1;
+    } catch (...) {
+      return 2;
+    }
+  });
+  auto service = FdService::acquire();
+  FdService::Registration reg = service->registerFd(memfdWith("shared through SCM_RIGHTS"));
+  sendToChild(pipeFds, service->address(), reg.id());
+  EXPECT_EQ(waitChild(child), 0) << "1: wrong content, 2: fetch threw";
+}
+
+TEST(FdServiceTest, RefusesAClientRunningAsAnotherUidAndKeepsServing) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to start a child under another uid";
+  int pipeFds[2];
+  pid_t child = forkChild(pipeFds, [](const FdServiceAddress& address, uint64_t id) {
+    if (setgid(65534) != 0 || setuid(65534) != 0) return 10;
+    // Raw protocol: the server's own check is under test, not the client's.
+    UniqueFd sock = connectRaw(address);
+    if (!sock) return 11;
+    FdServiceRequest request{FdServiceRequest::kMagic, 0, id};
+    if (send(sock.get(), &request, sizeof(request), MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof(request))) {
+      // The server may already have refused and closed; that is a refusal too.
+    }
+    UniqueFd fd;
+    int status = readReply(sock.get(), fd);
+    if (fd) return 12;  // an fd reached a stranger
+    if (status != FdServiceReply::PermissionDenied) return 13;
+    // The library's client also refuses to talk to a service of another uid.
+    try {
+      fetchFd(address, id, std::chrono::seconds(5));
+      return 14;
+    } catch (const Error& e) {
+      return e.getErrorCode() == ErrorCode::InvalidUsage ? 0 : 15;
+    } catch (...) {
+      return 16;
+    }
+  });
+  auto service = FdService::acquire();
+  FdService::Registration reg = service->registerFd(memfdWith("secret"));
+  sendToChild(pipeFds, service->address(), reg.id());
+  EXPECT_EQ(waitChild(child), 0);
+  UniqueFd fd = fetchFd(service->address(), reg.id());
+  EXPECT_EQ(readAll(fd.get()), "secret") << "the server must survive the refusal";
+}
+
+TEST(FdServiceTest, UnknownIdGetsAnErrorReplyAndTheServerSurvives) {
+  auto service = FdService::acquire();
+  FdService::Registration reg = service->registerFd(memfdWith("still here"));
+  try {
+    fetchFd(service->address(), reg.id() + 1000000);
+    FAIL() << "an unknown id must not fetch anything";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.getErrorCode(), ErrorCode::RemoteError);
+    EXPECT_NE(std::string(e.what()).find("UnknownId"), std::string::npos) << e.what();
+  }
+  UniqueFd fd = fetchFd(service->address(), reg.id());
+  EXPECT_EQ(readAll(fd.get()), "still here");
+}
+
+TEST(FdServiceTest, MalformedRequestIsAnsweredAndTheServerSurvives) {
+  auto service = FdService::acquire();
+  FdService::Registration reg = service->registerFd(memfdWith("ok"));
+  UniqueFd sock = connectRaw(service->address());
+  ASSERT_TRUE(sock.valid());
+  FdServiceRequest garbage{0x12345678, 7, reg.id()};
+  ASSERT_EQ(send(sock.get(), &garbage, sizeof(garbage), MSG_NOSIGNAL), static_cast<ssize_t>(sizeof(garbage)));
+  UniqueFd fd;
+  EXPECT_EQ(readReply(sock.get(), fd), FdServiceReply::BadRequest);
+  EXPECT_FALSE(fd.valid());
+  EXPECT_EQ(readAll(fetchFd(service->address(), reg.id()).get()), "ok");
+}
+
+TEST(FdServiceTest, ASilentClientDoesNotBlockOthers) {
+  auto service = FdService::acquire();
+  FdService::Registration reg = service->registerFd(memfdWith("ok"));
+  UniqueFd silent = connectRaw(service->address());
+  ASSERT_TRUE(silent.valid());
+  char half[3] = {1, 2, 3};
+  ASSERT_EQ(send(silent.get(), half, sizeof(half), MSG_NOSIGNAL), 3);
+  EXPECT_EQ(readAll(fetchFd(service->address(), reg.id(), std::chrono::seconds(5)).get()), "ok");
+}
+
+TEST(FdServiceTest, ServesSeveralRequestsOnOneConnection) {
+  auto service = FdService::acquire();
+  FdService::Registration a = service->registerFd(memfdWith("a"));
+  FdService::Registration b = service->registerFd(memfdWith("b"));
+  UniqueFd sock = connectRaw(service->address());
+  ASSERT_TRUE(sock.valid());
+  for (const auto* reg : {&a, &b, &a}) {
+    FdServiceRequest request{FdServiceRequest::kMagic, 0, reg->id()};
+    ASSERT_EQ(send(sock.get(), &request, sizeof(request), MSG_NOSIGNAL), static_cast<ssize_t>(sizeof(request)));
+    UniqueFd fd;
+    ASSERT_EQ(readReply(sock.get(), fd), FdServiceReply::Ok);
+    EXPECT_EQ(readAll(fd.get()), reg == &b ? "b" : "a");
+  }
+}
+
+TEST(FdServiceTest, UnregisteringClosesTheFdAndStopsServingIt) {
+  auto service = FdService::acquire();
+  int p[2];
+  ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+  UniqueFd readEnd(p[0]);
+  FdService::Registration reg = service->registerFd(UniqueFd(p[1]));
+  const uint64_t id = reg.id();
+  EXPECT_EQ(service->registeredCount(), 1u);
+  reg.reset();
+  EXPECT_EQ(service->registeredCount(), 0u);
+  char c;
+  EXPECT_EQ(read(readEnd.get(), &c, 1), 0) << "the write end must be closed: EOF expected";
+  EXPECT_THROW(fetchFd(service->address(), id), Error);
+}
+
+TEST(FdServiceTest, RegistrationsAreMoveOnlyAndUnregisterOnce) {
+  auto service = FdService::acquire();
+  FdService::Registration a = service->registerFd(memfdWith("x"));
+  FdService::Registration b = std::move(a);
+  EXPECT_FALSE(a.valid());
+  EXPECT_TRUE(b.valid());
+  EXPECT_EQ(service->registeredCount(), 1u);
+  FdService::Registration c = service->registerFd(memfdWith("y"));
+  c = std::move(b);  // drops c's own fd
+  EXPECT_EQ(service->registeredCount(), 1u);
+  EXPECT_EQ(readAll(fetchFd(service->address(), c.id()).get()), "x");
+}
+
+TEST(FdServiceTest, IdsAreNeverReused) {
+  auto service = FdService::acquire();
+  uint64_t first = service->registerFd(memfdWith("1")).id();
+  uint64_t second = service->registerFd(memfdWith("2")).id();
+  EXPECT_NE(first, second);
+}
+
+TEST(FdServiceTest, SharedByItsUsersAndStoppedByTheLastLeavingNoThreadOrFd) {
+  const size_t threadsBefore = countEntries("/proc/self/task");
+  const size_t fdsBefore = countEntries("/proc/self/fd");
+  auto first = FdService::acquire();
+  auto second = FdService::acquire();
+  EXPECT_EQ(first, second) << "one service per process";
+  EXPECT_EQ(countEntries("/proc/self/task"), threadsBefore + 1);
+  const FdServiceAddress address = first->address();
+  FdService::Registration reg = second->registerFd(memfdWith("alive"));
+  first.reset();
+  EXPECT_EQ(readAll(fetchFd(address, reg.id()).get()), "alive") << "dropping one user must not stop it";
+  second.reset();
+  EXPECT_EQ(readAll(fetchFd(address, reg.id()).get()), "alive") << "a registration is a user too";
+  reg.reset();
+  EXPECT_EQ(countEntries("/proc/self/task"), threadsBefore);
+  EXPECT_EQ(countEntries("/proc/self/fd"), fdsBefore);
+  try {
+    fetchFd(address, 1);
+    FAIL() << "a stopped service must not answer";
+  } catch (const SysError& e) {
+    EXPECT_NE(std::string(e.what()).find("no such service"), std::string::npos) << e.what();
+  }
+}
+
+TEST(FdServiceTest, AddressNamesHostProcessAndInstance) {
+  FdServiceAddress first;
+  {
+    auto service = FdService::acquire();
+    first = service->address();
+  }
+  auto service = FdService::acquire();
+  const FdServiceAddress& second = service->address();
+  EXPECT_EQ(second.hostHash, getHostHash());
+  EXPECT_EQ(second.processHash, getPidHash());
+  EXPECT_EQ(second.pid, getpid());
+  EXPECT_NE(second.instance, first.instance) << "a restarted service gets a new name";
+  EXPECT_NE(fdServiceSocketName(first), fdServiceSocketName(second));
+  FdServiceAddress otherNamespace = second;
+  otherNamespace.processHash ^= 1;  // same pid in another PID namespace
+  EXPECT_NE(fdServiceSocketName(otherNamespace), fdServiceSocketName(second));
+}
+
+TEST(FdServiceTest, FetchFromAnotherHostIsRefusedWithoutAnAttempt) {
+  auto service = FdService::acquire();
+  FdService::Registration reg = service->registerFd(memfdWith("x"));
+  FdServiceAddress remote = service->address();
+  remote.hostHash ^= 0x5a5a;
+  try {
+    fetchFd(remote, reg.id());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.getErrorCode(), ErrorCode::InvalidUsage);
+    EXPECT_NE(std::string(e.what()).find("another host"), std::string::npos) << e.what();
+  }
+}
+
+TEST(FdServiceTest, FetchFromAServiceThatNeverAnswersTimesOut) {
+  FdServiceAddress fake{getHostHash(), getPidHash(), 0xfffffff0u, static_cast<int32_t>(getpid())};
+  UniqueFd listener(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  std::string name = fdServiceSocketName(fake);
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());
+  socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  ASSERT_EQ(bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), len), 0);
+  ASSERT_EQ(listen(listener.get(), 4), 0);
+  try {
+    fetchFd(fake, 1, std::chrono::milliseconds(200));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.getErrorCode(), ErrorCode::Timeout) << e.what();
+  }
+}
+
+TEST(FdServiceTest, RegisteringAnInvalidFdIsRejected) {
+  auto service = FdService::acquire();
+  EXPECT_THROW(service->registerFd(UniqueFd()), Error);
+}
