@@ -1,0 +1,98 @@
+// Copyright (c) 2026 The libmscclpp authors
+// SPDX-License-Identifier: MIT
+
+#include <mscclpp/env.hpp>
+#include <mscclpp/gpu_utils.hpp>
+
+#include "common/checks.hpp"
+#include "common/identity.hpp"
+#include "memory/registered_memory.hpp"
+#include "transport/connection.hpp"
+#include "transport/context_impl.hpp"
+#include "transport/transport_factory.hpp"
+
+namespace mscclpp {
+
+cudaStream_t Context::Impl::ipcStream(int deviceId) {
+  if (env()->cudaIpcUseDefaultStream) return nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& stream = ipcStreams[deviceId];
+  if (!stream) {
+    CudaDeviceGuard guard(deviceId);
+    stream = std::make_unique<CudaStreamWithFlags>(cudaStreamNonBlocking);
+  }
+  return *stream;
+}
+
+std::shared_ptr<uint64_t> Context::Impl::deviceToken(int deviceId) {
+  CudaDeviceGuard guard(deviceId);
+  return detail::gpuCallocShared<uint64_t>(1);
+}
+
+Context::Context() : pimpl_(std::make_unique<Impl>()) {}
+
+Context::~Context() = default;
+
+RegisteredMemory Context::registerMemory(void* ptr, size_t size, TransportFlags transports) {
+  MSCCLPP_CHECK_USAGE(ptr != nullptr || size == 0, "registerMemory: null pointer with size ", size);
+  MSCCLPP_CHECK_USAGE(!transports.has(Transport::Unknown), "registerMemory: Transport::Unknown is not a transport");
+  auto impl = std::make_shared<RegisteredMemory::Impl>();
+  impl->data = ptr;
+  impl->originalDataPtr = ptr;
+  impl->size = size;
+  impl->hostHash = getHostHash();
+  impl->pidHash = getPidHash();
+  impl->transports = transports;
+  impl->deviceId = detail::gpuIdFromAddress(ptr);
+  for (size_t t = 0; t < detail::TransportFlagsSize; ++t) {
+    Transport transport = static_cast<Transport>(t);
+    if (!transports.has(transport)) continue;
+    // Asking the factory checks that this build has the transport at all.
+    transportFactory(transport);
+    MSCCLPP_CHECK_USAGE(transport != Transport::CudaIpc || impl->deviceId >= 0, "registerMemory: ", ptr,
+                        " is not GPU memory, so it cannot be registered for CudaIpc");
+  }
+  impl->registration = LocalMemoryRegistry::instance().add(ptr, size, impl->deviceId);
+  return RegisteredMemory(std::move(impl));
+}
+
+Endpoint Context::createEndpoint(EndpointConfig config) {
+  MSCCLPP_CHECK_USAGE(config.transport != Transport::Unknown && config.transport != Transport::NumTransports,
+                      "createEndpoint: ", config.transport, " is not a transport");
+  if (config.device.type == DeviceType::GPU && config.device.id < 0) {
+    MSCCLPP_CUDATHROW(cudaGetDevice(&config.device.id));
+  }
+  auto impl = std::make_shared<Endpoint::Impl>();
+  impl->hostHash = getHostHash();
+  impl->pidHash = getPidHash();
+  impl->context = weak_from_this();
+  impl->transportData = transportFactory(config.transport).createEndpoint(*this, config);
+  impl->config = config;
+  return Endpoint(std::move(impl));
+}
+
+Connection Context::connect(const Endpoint& localEndpoint, const Endpoint& remoteEndpoint) {
+  const auto& local = EndpointAccess::impl(localEndpoint);
+  const auto& remote = EndpointAccess::impl(remoteEndpoint);
+  MSCCLPP_CHECK_USAGE(local && remote, "connect: empty Endpoint");
+  MSCCLPP_CHECK_USAGE(local->context.lock().get() == this, "connect: the local endpoint was not created by this Context");
+  MSCCLPP_CHECK_USAGE(local->config.device.type != DeviceType::GPU || local->config.device.id >= 0,
+                      "connect: local GPU endpoint has no device id");
+  MSCCLPP_CHECK_USAGE(remote->config.device.type != DeviceType::GPU || remote->config.device.id >= 0,
+                      "connect: remote GPU endpoint has no device id");
+  const TransportFactory& factory = transportFactory(local->config.transport);
+  MSCCLPP_CHECK_USAGE(factory.compatible(local->config.transport, remote->config.transport), "connect: local ",
+                      local->config.transport, " endpoint cannot connect to a remote ", remote->config.transport,
+                      " endpoint");
+  return Connection(factory.connect(shared_from_this(), localEndpoint, remoteEndpoint));
+}
+
+ContextMemoryUsage Context::memoryUsage() const {
+  ContextMemoryUsage usage;
+  usage.deviceBytes = pimpl_->deviceBytes.load();
+  usage.hostPinnedBytes = pimpl_->hostPinnedBytes.load();
+  usage.exportedHandles = pimpl_->exportedHandles.load();
+  return usage;
+}
+
+}  // namespace mscclpp

@@ -1,0 +1,37 @@
+// Copyright (c) 2026 The libmscclpp authors
+// SPDX-License-Identifier: MIT
+
+#ifndef MSCCLPP_TRANSPORT_CONTEXT_IMPL_HPP_
+#define MSCCLPP_TRANSPORT_CONTEXT_IMPL_HPP_
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mscclpp/core.hpp>
+#include <mscclpp/gpu_utils.hpp>
+#include <mutex>
+
+#include "transport/access.hpp"
+
+namespace mscclpp {
+
+/// Resources shared by everything made from one Context. Members are guarded by `mutex` unless atomic.
+struct Context::Impl {
+  /// The stream CudaIpc connections of GPU `deviceId` copy on, created on first use (the legacy
+  /// default stream when MSCCLPP_CUDAIPC_USE_DEFAULT_STREAM is set).
+  cudaStream_t ipcStream(int deviceId);
+
+  /// A zeroed 8-byte word of GPU `deviceId`'s memory, exportable to peers: semaphore tokens and the
+  /// semaphores' private counters. Freed (and zeroed for reuse) when the last copy is dropped.
+  std::shared_ptr<uint64_t> deviceToken(int deviceId);
+
+  mutable std::mutex mutex;
+  std::map<int, std::unique_ptr<CudaStreamWithFlags>> ipcStreams;
+  std::atomic<size_t> deviceBytes{0};
+  std::atomic<size_t> hostPinnedBytes{0};
+  std::atomic<size_t> exportedHandles{0};
+};
+
+}  // namespace mscclpp
+
+#endif  // MSCCLPP_TRANSPORT_CONTEXT_IMPL_HPP_

@@ -1,0 +1,83 @@
+// Copyright (c) 2026 The libmscclpp authors
+// SPDX-License-Identifier: MIT
+
+#ifndef MSCCLPP_TRANSPORT_ETHERNET_ETHERNET_CONNECTION_HPP_
+#define MSCCLPP_TRANSPORT_ETHERNET_ETHERNET_CONNECTION_HPP_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "bootstrap/socket.hpp"
+#include "transport/connection.hpp"
+
+namespace mscclpp {
+
+/// One message on an Ethernet data socket, followed by `size` payload bytes for writes and updates.
+struct EthernetMessage {
+  enum Type : uint32_t { Write = 1, Update = 2, Flush = 3 };
+  uint32_t type;
+  uint32_t reserved;
+  uint64_t addr;  // destination in the receiver's address space; for Flush, the sequence number
+  uint64_t size;
+};
+
+/// Pinned host memory for staging GPU data; allocated on first use.
+class StagingBuffer {
+ public:
+  explicit StagingBuffer(size_t bytes) : bytes_(bytes) {}
+  ~StagingBuffer();
+  StagingBuffer(const StagingBuffer&) = delete;
+  StagingBuffer& operator=(const StagingBuffer&) = delete;
+  char* get();
+  size_t bytes() const { return bytes_; }
+
+ private:
+  size_t bytes_;
+  char* buffer_ = nullptr;
+};
+
+/// A connection over two TCP streams: on `out_` this side sends messages and reads flush acks; on `in_`
+/// a receiver thread reads the peer's messages, writes them into local registered memory in order, and
+/// answers flushes. The receiver checks every destination against the process's registered memory.
+class EthernetConnection : public BaseConnection {
+ public:
+  /// Payload moves in chunks of this size: the staging unit for GPU memory.
+  static constexpr size_t kChunkBytes = 4 << 20;
+
+  EthernetConnection(std::shared_ptr<Context> context, const Endpoint& local, const Endpoint& remote, TcpSocket out,
+                     TcpSocket in);
+  ~EthernetConnection() override;
+
+  std::string describe() const override;
+
+ protected:
+  void writeFromUser(const RegisteredMemory& dst, uint64_t dstOffset, const RegisteredMemory& src, uint64_t srcOffset,
+                     uint64_t size) override;
+  void updateAndSyncFromUser(const RegisteredMemory& dst, uint64_t dstOffset, uint64_t* src,
+                             uint64_t newValue) override;
+  void flushFromUser(int64_t timeoutUsec) override;
+
+ private:
+  void sendMessage(const EthernetMessage& message, const void* payload, int srcDeviceId);
+  void receiveLoopFromThread();
+  void receiveIntoFromThread(const EthernetMessage& message);
+
+  std::string peer_;
+  TcpSocket out_;
+  TcpSocket in_;
+  std::mutex sendMutex_;   // one message at a time on out_
+  std::mutex flushMutex_;  // one flush waits for acks at a time
+  uint64_t nextFlushSeq_ = 1;
+  uint64_t ackedFlushSeq_ = 0;
+  StagingBuffer sendStaging_{kChunkBytes};
+  StagingBuffer recvStaging_{kChunkBytes};
+  std::atomic<bool> closing_{false};
+  std::thread receiver_;
+};
+
+}  // namespace mscclpp
+
+#endif  // MSCCLPP_TRANSPORT_ETHERNET_ETHERNET_CONNECTION_HPP_

@@ -1,0 +1,371 @@
+// Copyright (c) 2026 The libmscclpp authors
+// SPDX-License-Identifier: MIT
+
+// The Communicator, Context, Ethernet connections and host semaphores, with ranks as threads of this
+// process (ThreadBootstrap). The same behaviours across real processes are in test/mp_unit/.
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <mscclpp/core.hpp>
+#include <mscclpp/semaphore.hpp>
+#include <numeric>
+
+#include "common/process_stats.hpp"
+#include "common/thread_bootstrap.hpp"
+#include "transport/ethernet/ethernet_connection.hpp"
+
+using namespace mscclpp;
+using mscclpp::test::ThreadBootstrap;
+
+namespace {
+
+const EndpointConfig kHostEthernet{Transport::Ethernet, DeviceType::CPU};
+
+void expectErrorCode(const std::function<void()>& fn, ErrorCode code, const std::string& fragment = "") {
+  try {
+    fn();
+    FAIL() << "no exception";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.getErrorCode(), code) << e.what();
+    if (!fragment.empty()) EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+TEST(CommunicatorTest, ReceivesMatchSendsInOrderEvenWhenWaitedOutOfOrder) {
+  ThreadBootstrap::run(2, [](std::shared_ptr<ThreadBootstrap> bootstrap) {
+    Communicator comm(bootstrap);
+    std::vector<std::vector<char>> buffers(3, std::vector<char>(100 + bootstrap->getRank()));
+    if (bootstrap->getRank() == 0) {
+      for (auto& b : buffers) comm.sendMemory(comm.registerMemory(b.data(), b.size(), Transport::Ethernet), 1, 7);
+    } else {
+      auto f0 = comm.recvMemory(0, 7);
+      auto f1 = comm.recvMemory(0, 7);
+      auto f2 = comm.recvMemory(0, 7);
+      // Waiting on the last first still gives each future its own message.
+      EXPECT_EQ(f2.get().size(), 100u);
+      EXPECT_EQ(f0.get().size(), 100u);
+      EXPECT_EQ(f1.get().size(), 100u);
+      EXPECT_EQ(f0.get().transports(), TransportFlags(Transport::Ethernet));
+    }
+  });
+}
+
+TEST(CommunicatorTest, DifferentTagsAreIndependentStreams) {
+  ThreadBootstrap::run(2, [](std::shared_ptr<ThreadBootstrap> bootstrap) {
+    Communicator comm(bootstrap);
+    std::vector<char> a(11), b(22);
+    if (bootstrap->getRank() == 0) {
+      comm.sendMemory(comm.registerMemory(a.data(), a.size(), Transport::Ethernet), 1, 1);
+      comm.sendMemory(comm.registerMemory(b.data(), b.size(), Transport::Ethernet), 1, 2);
+    } else {
+      auto onTag2 = comm.recvMemory(0, 2);
+      auto onTag1 = comm.recvMemory(0, 1);
+      EXPECT_EQ(onTag2.get().size(), 22u);
+      EXPECT_EQ(onTag1.get().size(), 11u);
+    }
+  });
+}
+
+TEST(CommunicatorTest, MemoryOfTheSameProcessIsUsedDirectly) {
+  ThreadBootstrap::run(2, [](std::shared_ptr<ThreadBootstrap> bootstrap) {
+    Communicator comm(bootstrap);
+    static std::vector<char> shared(64);
+    if (bootstrap->getRank() == 0) {
+      comm.sendMemory(comm.registerMemory(shared.data(), shared.size(), Transport::Ethernet), 1);
+    } else {
+      RegisteredMemory remote = comm.recvMemory(0).get();
+      EXPECT_EQ(remote.originalDataPtr(), shared.data());
+      EXPECT_EQ(remote.data(), shared.data());
+    }
+  });
+}
+
+TEST(CommunicatorTest, EthernetWriteAndSignalBetweenHostBuffers) {
+  ThreadBootstrap::run(2, [](std::shared_ptr<ThreadBootstrap> bootstrap) {
+    const int rank = bootstrap->getRank(), peer = 1 - rank;
+    Communicator comm(bootstrap);
+    const size_t bytes = 1 << 20;
+    std::vector<int> buffer(bytes / sizeof(int), -1);
+    if (rank == 0) std::iota(buffer.begin(), buffer.end(), 0);
+    RegisteredMemory local = comm.registerMemory(buffer.data(), bytes, Transport::Ethernet);
+    comm.sendMemory(local, peer);
+    auto remoteFuture = comm.recvMemory(peer);
+    Connection connection = comm.connect(kHostEthernet, peer).get();
+    EXPECT_EQ(comm.remoteRankOf(connection), peer);
+    EXPECT_EQ(comm.tagOf(connection), 0);
+    Host2HostSemaphore semaphore(comm, connection);
+    RegisteredMemory remote = remoteFuture.get();
+    if (rank == 0) {
+      connection.write(remote, 0, local, 0, bytes);
+      semaphore.signal();
+    } else {
+      semaphore.wait();
+      for (size_t i = 0; i < buffer.size(); ++i) ASSERT_EQ(buffer[i], static_cast<int>(i)) << i;
+    }
+  });
+}
+
+TEST(CommunicatorTest, EthernetWritesLargerThanAChunkArriveWhole) {
+  ThreadBootstrap::run(2, [](std::shared_ptr<ThreadBootstrap> bootstrap) {
+    const int rank = bootstrap->getRank(), peer = 1 - rank;
+    Communicator comm(bootstrap);
+    // Not a multiple of the chunk: the last chunk is partial.
+    const size_t bytes = 3 * EthernetConnection::kChunkBytes + 12345;
+    const size_t offset = 77;
+    std::vector<unsigned char> buffer(bytes + offset, 0);
+    if (rank == 0)
+      for (size_t i = 0; i < buffer.size(); ++i) buffer[i] = static_cast<unsigned char>(i * 7 + 3);
+    RegisteredMemory local = comm.registerMemory(buffer.data(), buffer.size(), Transport::Ethernet);
+    comm.sendMemory(local, peer);
+    RegisteredMemory remote = comm.recvMemory(peer).get();
+    Connection connection = comm.connect(kHostEthernet, peer).get();
+    Host2HostSemaphore semaphore(comm, connection);
+    if (rank == 0) {
+      connection.write(remote, offset, local, offset, bytes);
+      connection.flush();
+      semaphore.signal();
+    } else {
+      semaphore.wait();
+      for (size_t i = 0; i < offset; ++i) ASSERT_EQ(buffer[i], 0) << "byte before the range written at " << i;
+      for (size_t i = offset; i < buffer.size(); ++i)
+        ASSERT_EQ(buffer[i], static_cast<unsigned char>(i * 7 + 3)) << i;
+    }
+  });
+}
+
+TEST(CommunicatorTest, FlushReturnsOnlyAfterThePeerWroteEverything) {
+  ThreadBootstrap::run(2, [](std::shared_ptr<ThreadBootstrap> bootstrap) {
+    const int rank = bootstrap->getRank(), peer = 1 - rank;
+    Communicator comm(bootstrap);
+    static std::vector<char> target(8 << 20, 0);
+    static std::vector<char> source(8 << 20, 'x');
+    RegisteredMemory local = comm.registerMemory(rank == 0 ? source.data() : target.data(), target.size(),
+                                                 Transport::Ethernet);
+    comm.sendMemory(local, peer);
+    RegisteredMemory remote = comm.recvMemory(peer).get();
+    Connection connection = comm.connect(kHostEthernet, peer).get();
+    if (rank == 0) {
+      connection.write(remote, 0, local, 0, target.size());
+      connection.flush();
+      // The receiver is a thread of this process: after flush its writes are complete.
+      EXPECT_EQ(target.front(), 'x');
+      EXPECT_EQ(target.back(), 'x');
+    }
+    bootstrap->barrier();
+  });
+}
+
+TEST(CommunicatorTest, HostSemaphorePingPongKeepsCountsConsistent) {
+  ThreadBootstrap::run(2, [](std::shared_ptr<ThreadBootstrap> bootstrap) {
+    const int rank = bootstrap->getRank(), peer = 1 - rank;
+    Communicator comm(bootstrap);
+    Connection connection = comm.connect(kHostEthernet, peer).get();
+    Host2HostSemaphore semaphore(comm, connection);
+    for (int i = 0; i < 2000; ++i) {
+      if ((i % 2) == rank) {
+        semaphore.signal();
+      } else {
+        semaphore.wait();
+      }
+    }
+    EXPECT_FALSE(semaphore.poll());
+    bootstrap->barrier();
+  });
+}
+
+TEST(CommunicatorTest, PollConsumesOneSignalAtATime) {
+  ThreadBootstrap::run(2, [](std::shared_ptr<ThreadBootstrap> bootstrap) {
+    const int rank = bootstrap->getRank(), peer = 1 - rank;
+    Communicator comm(bootstrap);
+    Connection connection = comm.connect(kHostEthernet, peer).get();
+    Host2HostSemaphore semaphore(comm, connection);
+    if (rank == 0) {
+      semaphore.signal();
+      semaphore.signal();
+      connection.flush();
+    }
+    bootstrap->barrier();
+    if (rank == 1) {
+      EXPECT_TRUE(semaphore.poll());
+      EXPECT_TRUE(semaphore.poll());
+      EXPECT_FALSE(semaphore.poll());
+    }
+  });
+}
+
+TEST(CommunicatorTest, WaitTimesOutAndCanBeRetried) {
+  ThreadBootstrap::run(2, [](std::shared_ptr<ThreadBootstrap> bootstrap) {
+    const int rank = bootstrap->getRank(), peer = 1 - rank;
+    Communicator comm(bootstrap);
+    Connection connection = comm.connect(kHostEthernet, peer).get();
+    Host2HostSemaphore semaphore(comm, connection);
+    if (rank == 1) expectErrorCode([&] { semaphore.wait(1000); }, ErrorCode::Timeout, "no signal after 1000 checks");
+    bootstrap->barrier();
+    if (rank == 0) semaphore.signal();
+    if (rank == 1) semaphore.wait();  // the timed-out wait consumed nothing
+  });
+}
+
+TEST(CommunicatorTest, ConnectionToSelfDeliversLocally) {
+  ThreadBootstrap::run(1, [](std::shared_ptr<ThreadBootstrap> bootstrap) {
+    Communicator comm(bootstrap);
+    std::vector<char> src(1000, 'a'), dst(1000, 0);
+    RegisteredMemory srcMem = comm.registerMemory(src.data(), src.size(), Transport::Ethernet);
+    // Peers may write into memory only while its registration is alive: keep it.
+    RegisteredMemory dstRegistration = comm.registerMemory(dst.data(), dst.size(), Transport::Ethernet);
+    comm.sendMemory(dstRegistration, 0);
+    RegisteredMemory dstMem = comm.recvMemory(0).get();
+    Connection connection = comm.connect(kHostEthernet, 0).get();
+    connection.write(dstMem, 0, srcMem, 0, src.size());
+    connection.flush();
+    EXPECT_EQ(dst, src);
+  });
+}
+
+TEST(CommunicatorTest, WritesIntoMemoryNoLongerRegisteredAreRefused) {
+  ThreadBootstrap::run(1, [](std::shared_ptr<ThreadBootstrap> bootstrap) {
+    Communicator comm(bootstrap);
+    std::vector<char> src(64, 'a'), dst(64, 0);
+    RegisteredMemory srcMem = comm.registerMemory(src.data(), src.size(), Transport::Ethernet);
+    comm.sendMemory(comm.registerMemory(dst.data(), dst.size(), Transport::Ethernet), 0);  // dropped at once
+    RegisteredMemory dstMem = comm.recvMemory(0).get();
+    Connection connection = comm.connect(kHostEthernet, 0).get();
+    connection.write(dstMem, 0, srcMem, 0, src.size());
+    // The receiver refuses the write and closes the connection; the sender learns at its next call.
+    EXPECT_THROW(connection.flush(), Error);
+    EXPECT_EQ(dst, std::vector<char>(64, 0));
+  });
+}
+
+TEST(CommunicatorTest, ReceiveFromSelfWithoutSendIsAnError) {
+  ThreadBootstrap::run(1, [](std::shared_ptr<ThreadBootstrap> bootstrap) {
+    Communicator comm(bootstrap);
+    auto future = comm.recvMemory(0, 3);
+    expectErrorCode([&] { future.get(); }, ErrorCode::InvalidUsage, "no matching earlier send");
+  });
+}
+
+TEST(CommunicatorTest, BadRanksAreRejected) {
+  ThreadBootstrap::run(2, [](std::shared_ptr<ThreadBootstrap> bootstrap) {
+    Communicator comm(bootstrap);
+    std::vector<char> b(8);
+    RegisteredMemory m = comm.registerMemory(b.data(), b.size(), Transport::Ethernet);
+    expectErrorCode([&] { comm.sendMemory(m, 2); }, ErrorCode::InvalidUsage, "out of range");
+    expectErrorCode([&] { comm.recvMemory(-1); }, ErrorCode::InvalidUsage, "out of range");
+    expectErrorCode([&] { comm.connect(kHostEthernet, 5); }, ErrorCode::InvalidUsage, "out of range");
+  });
+}
+
+TEST(CommunicatorTest, ForeignConnectionsHaveNoRank) {
+  ThreadBootstrap::run(2, [](std::shared_ptr<ThreadBootstrap> bootstrap) {
+    const int peer = 1 - bootstrap->getRank();
+    Communicator comm(bootstrap);
+    Communicator other(bootstrap);
+    Connection connection = other.connect(kHostEthernet, peer, 9).get();
+    EXPECT_EQ(other.tagOf(connection), 9);
+    EXPECT_THROW(comm.remoteRankOf(connection), std::out_of_range);
+    EXPECT_THROW(comm.tagOf(Connection()), std::out_of_range);
+  });
+}
+
+TEST(ConnectionTest, OutOfRangeAndUnregisteredWritesAreRejected) {
+  ThreadBootstrap::run(2, [](std::shared_ptr<ThreadBootstrap> bootstrap) {
+    const int rank = bootstrap->getRank(), peer = 1 - rank;
+    Communicator comm(bootstrap);
+    std::vector<char> buffer(4096);
+    RegisteredMemory local = comm.registerMemory(buffer.data(), buffer.size(), Transport::Ethernet);
+    RegisteredMemory noTransport = comm.registerMemory(buffer.data(), buffer.size(), NoTransports);
+    comm.sendMemory(local, peer);
+    RegisteredMemory remote = comm.recvMemory(peer).get();
+    Connection connection = comm.connect(kHostEthernet, peer).get();
+    expectErrorCode([&] { connection.write(remote, 4000, local, 0, 100); }, ErrorCode::InvalidUsage, "exceeds");
+    expectErrorCode([&] { connection.write(remote, 0, local, 4090, 10); }, ErrorCode::InvalidUsage, "exceeds");
+    expectErrorCode([&] { connection.write(remote, UINT64_MAX, local, 0, 2); }, ErrorCode::InvalidUsage, "exceeds");
+    expectErrorCode([&] { connection.write(remote, 0, noTransport, 0, 8); }, ErrorCode::InvalidUsage,
+                    "not registered");
+    uint64_t value = 0;
+    expectErrorCode([&] { connection.updateAndSync(remote, 4092, &value, 1); }, ErrorCode::InvalidUsage, "exceeds");
+    expectErrorCode([&] { connection.updateAndSync(remote, 4, &value, 1); }, ErrorCode::InvalidUsage, "aligned");
+    expectErrorCode([&] { Connection().flush(); }, ErrorCode::InvalidUsage, "empty Connection");
+    bootstrap->barrier();
+  });
+}
+
+TEST(ConnectionTest, WritingAfterThePeerLeftFails) {
+  auto group = std::make_shared<ThreadBootstrap::Group>();
+  std::shared_ptr<Context> keepAlive;
+  Connection survivor;
+  RegisteredMemory remote, local;
+  std::vector<char> buffer(64);
+  ThreadBootstrap::run(2, [&](std::shared_ptr<ThreadBootstrap> bootstrap) {
+    const int rank = bootstrap->getRank(), peer = 1 - rank;
+    Communicator comm(bootstrap);
+    RegisteredMemory mine = comm.registerMemory(buffer.data(), buffer.size(), Transport::Ethernet);
+    comm.sendMemory(mine, peer);
+    RegisteredMemory theirs = comm.recvMemory(peer).get();
+    Connection connection = comm.connect(kHostEthernet, peer).get();
+    bootstrap->barrier();
+    if (rank == 0) {
+      survivor = connection;
+      remote = theirs;
+      local = mine;
+    }
+    // Rank 1's connection is destroyed when its thread returns.
+  });
+  // The peer's receiver is gone; the kernel may accept a few writes, but the connection must fail
+  // within a bounded number of them rather than accept data forever.
+  bool failed = false;
+  for (int i = 0; i < 1000 && !failed; ++i) {
+    try {
+      survivor.write(remote, 0, local, 0, 64);
+      survivor.flush(1000000);
+    } catch (const Error& e) {
+      failed = true;
+      EXPECT_TRUE(e.getErrorCode() == ErrorCode::Aborted || e.getErrorCode() == ErrorCode::Timeout) << e.what();
+    }
+  }
+  EXPECT_TRUE(failed);
+}
+
+TEST(ContextTest, RegisterMemoryChecksItsArguments) {
+  auto context = Context::create();
+  int onHost = 0;
+  expectErrorCode([&] { context->registerMemory(nullptr, 8, Transport::Ethernet); }, ErrorCode::InvalidUsage,
+                  "null pointer");
+  expectErrorCode([&] { context->registerMemory(&onHost, 4, Transport::CudaIpc); }, ErrorCode::InvalidUsage);
+  expectErrorCode([&] { context->registerMemory(&onHost, 4, Transport::Unknown); }, ErrorCode::InvalidUsage);
+  RegisteredMemory empty = context->registerMemory(nullptr, 0, NoTransports);
+  EXPECT_EQ(empty.size(), 0u);
+}
+
+TEST(ContextTest, EndpointsOfDifferentTransportsDoNotConnect) {
+  auto context = Context::create();
+  Endpoint eth = context->createEndpoint(kHostEthernet);
+  EXPECT_EQ(eth.transport(), Transport::Ethernet);
+  EXPECT_EQ(eth.device().type, DeviceType::CPU);
+  expectErrorCode([&] { context->createEndpoint({Transport::Unknown, DeviceType::CPU}); }, ErrorCode::InvalidUsage);
+  auto other = Context::create();
+  expectErrorCode([&] { other->connect(eth, eth); }, ErrorCode::InvalidUsage, "not created by this Context");
+  expectErrorCode([&] { context->connect(Endpoint(), eth); }, ErrorCode::InvalidUsage, "empty Endpoint");
+}
+
+TEST(ContextTest, RepeatedCommunicatorsLeakNoFdOrThread) {
+  auto cycle = [] {
+    ThreadBootstrap::run(2, [](std::shared_ptr<ThreadBootstrap> bootstrap) {
+      const int peer = 1 - bootstrap->getRank();
+      Communicator comm(bootstrap);
+      Connection connection = comm.connect(kHostEthernet, peer).get();
+      Host2HostSemaphore semaphore(comm, connection);
+      bootstrap->barrier();
+    });
+  };
+  cycle();  // first use creates lasting process-wide state (logger, capability probe)
+  int fds = mscclpp::test::openFdCount();
+  int threads = mscclpp::test::threadCount();
+  for (int i = 0; i < 20; ++i) cycle();
+  EXPECT_EQ(mscclpp::test::openFdCount(), fds);
+  EXPECT_EQ(mscclpp::test::settledThreadCount(threads), threads);
+}
