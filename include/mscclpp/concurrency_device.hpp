@@ -35,9 +35,9 @@ struct DeviceSyncer {
   // Arrival counters used in rotation: the one for this round, the one for the next round (zeroed on
   // arrival, when no block can still be using it), and the one of the previous round (which slower
   // blocks may still be polling).
-  unsigned int count_[NumCounters];
+  [[maybe_unused]] unsigned int count_[NumCounters];
   // Index of the counter of the last completed round; equal in every block that has passed it.
-  unsigned int currentCountIdx_;
+  [[maybe_unused]] unsigned int currentCountIdx_;
 };
 
 /// A counting semaphore for the threads of one GPU (4 bytes, device scope). acquire() takes one unit,
@@ -63,7 +63,7 @@ struct DeviceSemaphore {
   MSCCLPP_DEVICE_INLINE bool tryAcquire();
 #endif
 
-  int semaphore_;
+  [[maybe_unused]] int semaphore_;
 };
 
 }  // namespace mscclpp

@@ -79,17 +79,19 @@ template <typename V, typename P>
 using MultimemPtx = typename MultimemPtxOf<typename std::conditional_t<
     std::is_same_v<typename MultimemScalarOf<V>::type, V>, MultimemScalarOf<P>, MultimemScalarOf<V>>::type>::type;
 
+/// Number of 32-bit registers a V occupies (a variable, not a function, so that device code may use it
+/// without --expt-relaxed-constexpr).
 template <typename V>
-constexpr int multimemRegs() {
+struct MultimemRegs {
   static_assert(sizeof(V) == 4 || sizeof(V) == 8 || sizeof(V) == 16, "multimem moves 4, 8 or 16 bytes");
-  return static_cast<int>(sizeof(V) / 4);
-}
+  static constexpr int value = static_cast<int>(sizeof(V) / 4);
+};
 
 }  // namespace detail
 
 template <typename VectorType>
 MSCCLPP_DEVICE_INLINE VectorType SwitchChannelDeviceHandle::multimemLoadReduce(VectorType* ptr) {
-  constexpr int numRegs = detail::multimemRegs<VectorType>();
+  constexpr int numRegs = detail::MultimemRegs<VectorType>::value;
   uint32_t regs[numRegs];
   arch::MultimemLdReduceAdd<detail::MultimemPtx<VectorType, VectorType>, numRegs>::load(regs, ptr);
   VectorType val;
@@ -99,7 +101,7 @@ MSCCLPP_DEVICE_INLINE VectorType SwitchChannelDeviceHandle::multimemLoadReduce(V
 
 template <typename VectorType, typename T>
 MSCCLPP_DEVICE_INLINE void SwitchChannelDeviceHandle::multimemStore(const VectorType& val, T* ptr) {
-  constexpr int numRegs = detail::multimemRegs<VectorType>();
+  constexpr int numRegs = detail::MultimemRegs<VectorType>::value;
   uint32_t regs[numRegs];
   memcpy(regs, &val, sizeof(val));
   arch::MultimemSt<detail::MultimemPtx<VectorType, T>, numRegs>::store(ptr, regs);
@@ -107,7 +109,7 @@ MSCCLPP_DEVICE_INLINE void SwitchChannelDeviceHandle::multimemStore(const Vector
 
 template <typename VectorType, typename T>
 MSCCLPP_DEVICE_INLINE void SwitchChannelDeviceHandle::multimemStoreReduce(const VectorType& val, T* ptr) {
-  constexpr int numRegs = detail::multimemRegs<VectorType>();
+  constexpr int numRegs = detail::MultimemRegs<VectorType>::value;
   uint32_t regs[numRegs];
   memcpy(regs, &val, sizeof(val));
   arch::MultimemRedAdd<detail::MultimemPtx<VectorType, T>, numRegs>::reduce(ptr, regs);
