@@ -348,9 +348,18 @@ std::shared_ptr<GpuIpcExport::Allocation> exportAllocation(uintptr_t base, size_
   h.hostHash = getHostHash();
   h.processHash = getPidHash();
   h.allocationId = nextAllocationId.fetch_add(1);
-  if (retained.valid()) {
+  const bool cuMem = retained.valid();
+  if (!(permitted & GpuIpcMemHandle::RuntimeIpc)) {
+    note(h, GpuIpcMemHandle::RuntimeIpc, GpuIpcMemHandle::ExcludedByConfig);
+  } else if (runtimeError == cudaSuccess) {
+    h.runtimeIpc.handle = *runtimeHandle;
+    h.typeFlags |= GpuIpcMemHandle::RuntimeIpc;
+  } else {
+    note(h, GpuIpcMemHandle::RuntimeIpc, cuMem ? GpuIpcMemHandle::NotApplicable : GpuIpcMemHandle::ExportFailed,
+         runtimeError);
+  }
+  if (cuMem) {
     a->retained = std::move(retained);
-    note(h, GpuIpcMemHandle::RuntimeIpc, GpuIpcMemHandle::NotApplicable);
     CUmemAllocationProp prop = {};
     CUresult res = cu::cuMemGetAllocationPropertiesFromHandle(&prop, a->retained.get());
     if (res != CUDA_SUCCESS) {
@@ -363,14 +372,6 @@ std::shared_ptr<GpuIpcExport::Allocation> exportAllocation(uintptr_t base, size_
   } else {
     note(h, GpuIpcMemHandle::PosixFd, GpuIpcMemHandle::NotApplicable);
     note(h, GpuIpcMemHandle::Fabric, GpuIpcMemHandle::NotApplicable);
-    if (!(permitted & GpuIpcMemHandle::RuntimeIpc)) {
-      note(h, GpuIpcMemHandle::RuntimeIpc, GpuIpcMemHandle::ExcludedByConfig);
-    } else if (runtimeError != cudaSuccess) {
-      note(h, GpuIpcMemHandle::RuntimeIpc, GpuIpcMemHandle::ExportFailed, runtimeError);
-    } else {
-      h.runtimeIpc.handle = *runtimeHandle;
-      h.typeFlags |= GpuIpcMemHandle::RuntimeIpc;
-    }
   }
   for (GpuIpcMemHandle::Type type : kSingleTypes) {
     a->log += concat(typeName(type), ": ", describeNotOffered(h, type), "\n");
@@ -407,13 +408,15 @@ std::shared_ptr<GpuIpcExport> GpuIpcExport::create(void* ptr, size_t size, uint8
                       typeFlagsToString(permitted));
   AvoidCudaGraphCaptureGuard captureGuard;
   const CUdeviceptr dptr = reinterpret_cast<CUdeviceptr>(ptr);
-  CUmemorytype memType = static_cast<CUmemorytype>(0);
-  CUresult res = cu::cuPointerGetAttribute(&memType, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, dptr);
-  MSCCLPP_CHECK_USAGE(res == CUDA_SUCCESS && memType == CU_MEMORYTYPE_DEVICE, "GpuIpcExport: ", ptr,
+  cudaPointerAttributes attrs = {};
+  cudaError_t attrErr = cudaPointerGetAttributes(&attrs, ptr);
+  if (attrErr != cudaSuccess) cudaGetLastError();
+  MSCCLPP_CHECK_USAGE(attrErr == cudaSuccess && attrs.type == cudaMemoryTypeDevice, "GpuIpcExport: ", ptr,
                       " is not device memory of this process (",
-                      res == CUDA_SUCCESS ? concat("memory type ", static_cast<int>(memType)) : cuResultName(res), ")");
-  int deviceId = -1;
-  MSCCLPP_CUTHROW(cu::cuPointerGetAttribute(&deviceId, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, dptr));
+                      attrErr == cudaSuccess ? concat("memory type ", static_cast<int>(attrs.type))
+                                             : concat(cudaGetErrorName(attrErr), ": ", cudaGetErrorString(attrErr)),
+                      ")");
+  const int deviceId = attrs.device;
   CUdeviceptr base = 0;
   size_t baseSize = 0;
   MSCCLPP_CUTHROW(cu::cuMemGetAddressRange(&base, &baseSize, dptr));
@@ -427,11 +430,13 @@ std::shared_ptr<GpuIpcExport> GpuIpcExport::create(void* ptr, size_t size, uint8
   CUmemGenericAllocationHandle raw;
   if (cu::cuMemRetainAllocationHandle(&raw, ptr) == CUDA_SUCCESS) retained = UniqueAllocHandle(raw);
 
-  // A runtime IPC handle names its allocation: comparing it tells a live export of this allocation
-  // from one of freed memory whose address was reused.
+  // Tried for cuMem memory too (where it is expected to fail): what decides is whether the driver
+  // gives a handle, not what kind of memory we believe this is. A runtime IPC handle also names its
+  // allocation, so comparing it tells a live export of this allocation from one of freed memory
+  // whose address was reused.
   cudaIpcMemHandle_t runtimeHandle{};
-  cudaError_t runtimeError = cudaSuccess;
-  if (!retained.valid() && (permitted & GpuIpcMemHandle::RuntimeIpc)) {
+  cudaError_t runtimeError = cudaErrorNotSupported;
+  if (permitted & GpuIpcMemHandle::RuntimeIpc) {
     runtimeError = cudaIpcGetMemHandle(&runtimeHandle, reinterpret_cast<void*>(base));
     if (runtimeError != cudaSuccess) cudaGetLastError();
   }
@@ -541,27 +546,76 @@ CuMemImport::~CuMemImport() {
   MSCCLPP_CU_IGNORE(cu::cuMemAddressFree(va_, size_));
 }
 
-/// cudaMalloc memory of another process opened through runtime IPC.
-class RuntimeIpcImport final : public ImportedAllocation {
+/// One cudaIpcOpenMemHandle of a runtime IPC handle, closed on destruction.
+class RuntimeIpcOpening {
  public:
-  RuntimeIpcImport(void* base, size_t size, int deviceId)
-      : ImportedAllocation(base, size, GpuIpcMemHandle::RuntimeIpc), deviceId_(deviceId) {}
-  ~RuntimeIpcImport() override {
+  RuntimeIpcOpening(void* base, int deviceId) : base_(base), deviceId_(deviceId) {}
+  ~RuntimeIpcOpening() {
     try {
       CudaDeviceGuard guard(deviceId_);
-      MSCCLPP_CUDA_IGNORE(cudaIpcCloseMemHandle(base()));
+      MSCCLPP_CUDA_IGNORE(cudaIpcCloseMemHandle(base_));
     } catch (const BaseError& e) {
       LOG_WARN(MEM, "closing a runtime IPC mapping failed: ", e.what());
     }
   }
+  RuntimeIpcOpening(const RuntimeIpcOpening&) = delete;
+  RuntimeIpcOpening& operator=(const RuntimeIpcOpening&) = delete;
+  void* base() const { return base_; }
 
  private:
+  void* base_;
   int deviceId_;
 };
+
+// A runtime IPC handle can be opened only once per process at a time, yet two exports of one
+// allocation (one dropped and made again while this process still maps it) carry different allocation
+// ids. Openings are therefore also shared by the handle's bytes, which name the allocation.
+std::shared_ptr<RuntimeIpcOpening> openRuntimeIpc(const cudaIpcMemHandle_t& handle, int deviceId) {
+  static std::mutex mutex;
+  static auto* openings = new std::map<std::string, std::weak_ptr<RuntimeIpcOpening>>();
+  const std::string key(reinterpret_cast<const char*>(&handle), sizeof(handle));
+  std::lock_guard<std::mutex> lock(mutex);
+  for (auto it = openings->begin(); it != openings->end();) {
+    it = it->second.expired() ? openings->erase(it) : std::next(it);
+  }
+  auto& slot = (*openings)[key];
+  if (auto opening = slot.lock()) return opening;
+  void* base = nullptr;
+  cudaError_t err = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    openings->erase(key);
+    throw CudaError("cudaIpcOpenMemHandle failed", err);
+  }
+  auto opening = std::make_shared<RuntimeIpcOpening>(base, deviceId);
+  slot = opening;
+  return opening;
+}
+
+/// cudaMalloc memory of another process opened through runtime IPC.
+class RuntimeIpcImport final : public ImportedAllocation {
+ public:
+  RuntimeIpcImport(std::shared_ptr<RuntimeIpcOpening> opening, size_t size)
+      : ImportedAllocation(opening->base(), size, GpuIpcMemHandle::RuntimeIpc), opening_(std::move(opening)) {}
+
+ private:
+  std::shared_ptr<RuntimeIpcOpening> opening_;
+};
+
+// Driver calls act on the calling thread's current context; a thread that has made no runtime call
+// yet (a user's helper thread deserializing memory) has none until the runtime creates it.
+void makeContextCurrent() {
+  cudaError_t err = cudaFree(nullptr);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    throw CudaError("initializing the current device's context (cudaFree(nullptr)) failed", err);
+  }
+}
 
 std::unique_ptr<ImportedAllocation> importOne(const GpuIpcMemHandle& h, GpuIpcMemHandle::Type type) {
   switch (type) {
     case GpuIpcMemHandle::Fabric: {
+      makeContextCurrent();
       CUmemFabricHandle fabric;
       std::memcpy(&fabric, h.fabric.handle, sizeof(fabric));
       CUmemGenericAllocationHandle raw;
@@ -570,6 +624,7 @@ std::unique_ptr<ImportedAllocation> importOne(const GpuIpcMemHandle& h, GpuIpcMe
     }
     case GpuIpcMemHandle::PosixFd: {
       UniqueFd fd = fetchFd(h.posixFd.service, h.posixFd.fdId);
+      makeContextCurrent();
       CUmemGenericAllocationHandle raw;
       MSCCLPP_CUTHROW(cu::cuMemImportFromShareableHandle(
           &raw, reinterpret_cast<void*>(static_cast<uintptr_t>(fd.get())), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
@@ -578,13 +633,7 @@ std::unique_ptr<ImportedAllocation> importOne(const GpuIpcMemHandle& h, GpuIpcMe
     case GpuIpcMemHandle::RuntimeIpc: {
       int current = 0;
       MSCCLPP_CUDATHROW(cudaGetDevice(&current));
-      void* base = nullptr;
-      cudaError_t err = cudaIpcOpenMemHandle(&base, h.runtimeIpc.handle, cudaIpcMemLazyEnablePeerAccess);
-      if (err != cudaSuccess) {
-        cudaGetLastError();
-        throw CudaError("cudaIpcOpenMemHandle failed", err);
-      }
-      return std::make_unique<RuntimeIpcImport>(base, h.baseSize, current);
+      return std::make_unique<RuntimeIpcImport>(openRuntimeIpc(h.runtimeIpc.handle, current), h.baseSize);
     }
     case GpuIpcMemHandle::None:
       break;
