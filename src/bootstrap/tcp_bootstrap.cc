@@ -594,6 +594,7 @@ void TcpBootstrap::Impl::formRing(const SocketAddress& successor, const Deadline
   }
   wakeService();
   ringPrev_ = waitIncoming(ConnKind::Ring, prev, 0, deadline);
+  waitIncoming(ConnKind::Liveness, prev, 0, deadline);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -866,15 +867,15 @@ void TcpBootstrap::Impl::admit(std::shared_ptr<TcpSocket> socket, const Handshak
       return drop(concat("unexpected connection kind ", h.kind, " (", kindName(h.kind), ")"));
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  if (kind == ConnKind::Liveness) {
-    liveness.emplace_back(socket, h.rank);
-    livenessSockets_.push_back(socket);
-    sockets_.push_back(socket);
-    return;
-  }
   auto key = std::make_tuple(kind, static_cast<int>(h.rank), static_cast<int>(h.tag));
   if (incoming_.count(key) || claimed_.count(key)) {
     return drop(concat("a second ", kindName(h.kind), " connection from rank ", h.rank, " for tag ", h.tag));
+  }
+  // Liveness streams are watched here; they are also announced so that initialize can wait for its
+  // predecessor's, and so never ends while one is still unknown (it would be closed without a goodbye).
+  if (kind == ConnKind::Liveness) {
+    liveness.emplace_back(socket, h.rank);
+    livenessSockets_.push_back(socket);
   }
   incoming_[key] = socket;
   sockets_.push_back(socket);
