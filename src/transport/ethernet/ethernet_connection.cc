@@ -23,21 +23,25 @@ char* StagingBuffer::get() {
 }
 
 EthernetConnection::EthernetConnection(std::shared_ptr<Context> context, const Endpoint& local,
-                                       const Endpoint& remote, TcpSocket out, TcpSocket in)
-    : BaseConnection(std::move(context), local, remote),
-      peer_(toString(out.peer())),
-      out_(std::move(out)),
-      in_(std::move(in)) {
+                                       const Endpoint& remote, TcpSocket out,
+                                       std::shared_ptr<EthernetListener> listener, uint64_t peerNonce,
+                                       Deadline acceptDeadline)
+    : BaseConnection(std::move(context), local, remote), peer_(toString(out.peer())), out_(std::move(out)) {
   out_.setNoDelay();
-  in_.setNoDelay();
-  receiver_ = std::thread([this] { receiveLoopFromThread(); });
+  receiver_ = std::thread([this, listener = std::move(listener), peerNonce, acceptDeadline] {
+    receiveLoopFromThread(listener, peerNonce, acceptDeadline);
+  });
 }
 
 EthernetConnection::~EthernetConnection() {
   closing_ = true;
-  // Shutting the sockets down wakes the receiver; the peer then sees the connection end.
+  // Shutting the sockets down wakes the receiver (a pending accept sees closing_); the peer then sees
+  // the connection end.
   out_.shutdown();
-  in_.shutdown();
+  {
+    std::lock_guard<std::mutex> lock(inMutex_);
+    in_.shutdown();
+  }
   if (receiver_.joinable()) receiver_.join();
 }
 
@@ -132,8 +136,16 @@ void EthernetConnection::receiveIntoFromThread(const EthernetMessage& message) {
   }
 }
 
-void EthernetConnection::receiveLoopFromThread() {
+void EthernetConnection::receiveLoopFromThread(std::shared_ptr<EthernetListener> listener, uint64_t peerNonce,
+                                               Deadline acceptDeadline) {
   try {
+    TcpSocket in = listener->acceptFrom(peerNonce, acceptDeadline, closing_);
+    in.setNoDelay();
+    {
+      std::lock_guard<std::mutex> lock(inMutex_);
+      if (closing_) return;
+      in_ = std::move(in);
+    }
     for (;;) {
       EthernetMessage message;
       in_.recvAll(&message, sizeof(message), Deadline::never());

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "bootstrap/socket.hpp"
+#include "transport/ethernet/ethernet_endpoint.hpp"
 #include "transport/connection.hpp"
 
 namespace mscclpp {
@@ -42,13 +43,17 @@ class StagingBuffer {
 /// A connection over two TCP streams: on `out_` this side sends messages and reads flush acks; on `in_`
 /// a receiver thread reads the peer's messages, writes them into local registered memory in order, and
 /// answers flushes. The receiver checks every destination against the process's registered memory.
+/// The receiver thread first accepts `in_` from the endpoint's listener; until the peer connects,
+/// messages sent here wait in the peer's socket buffers.
 class EthernetConnection : public BaseConnection {
  public:
   /// Payload moves in chunks of this size: the staging unit for GPU memory.
   static constexpr size_t kChunkBytes = 4 << 20;
 
+  /// `out` is connected; the incoming stream is accepted from `listener` (the peer's hello carries
+  /// `peerNonce`) by the receiver thread before `acceptDeadline`.
   EthernetConnection(std::shared_ptr<Context> context, const Endpoint& local, const Endpoint& remote, TcpSocket out,
-                     TcpSocket in);
+                     std::shared_ptr<EthernetListener> listener, uint64_t peerNonce, Deadline acceptDeadline);
   ~EthernetConnection() override;
 
   std::string describe() const override;
@@ -62,11 +67,12 @@ class EthernetConnection : public BaseConnection {
 
  private:
   void sendMessage(const EthernetMessage& message, const void* payload, int srcDeviceId);
-  void receiveLoopFromThread();
+  void receiveLoopFromThread(std::shared_ptr<EthernetListener> listener, uint64_t peerNonce, Deadline acceptDeadline);
   void receiveIntoFromThread(const EthernetMessage& message);
 
   std::string peer_;
   TcpSocket out_;
+  std::mutex inMutex_;  // in_ is set by the receiver thread and shut down by the destructor
   TcpSocket in_;
   std::mutex sendMutex_;   // one message at a time on out_
   std::mutex flushMutex_;  // one flush waits for acks at a time

@@ -4,6 +4,7 @@
 #ifndef MSCCLPP_TRANSPORT_ETHERNET_ETHERNET_ENDPOINT_HPP_
 #define MSCCLPP_TRANSPORT_ETHERNET_ETHERNET_ENDPOINT_HPP_
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -30,7 +31,8 @@ class EthernetListener {
   explicit EthernetListener(TcpListener listener) : listener_(std::move(listener)) {}
   SocketAddress address() const { return listener_.address(); }
   /// The connection whose hello carries `peerNonce`; others accepted meanwhile are kept, strays dropped.
-  TcpSocket acceptFrom(uint64_t peerNonce, const Deadline& deadline);
+  /// Throws Error(Timeout) at the deadline and Error(Aborted) soon after `*cancel` becomes true.
+  TcpSocket acceptFrom(uint64_t peerNonce, const Deadline& deadline, const std::atomic<bool>& cancel);
 
  private:
   std::mutex mutex_;

@@ -17,6 +17,8 @@ namespace {
 
 // How long an accepted socket may take to send its hello before it is dropped as a stray.
 constexpr std::chrono::milliseconds kHelloTimeout(2000);
+// Accepts wait in slices of this length, checking for cancellation in between.
+constexpr std::chrono::milliseconds kAcceptSlice(100);
 
 uint64_t randomNonce() {
   static std::mutex mutex;
@@ -49,35 +51,49 @@ class EthernetFactory : public TransportFactory {
     auto& remoteData = static_cast<const EthernetEndpoint&>(*EndpointAccess::impl(remote)->transportData);
     MSCCLPP_CHECK_USAGE(localData.listener() != nullptr, "Ethernet connect: the local endpoint is a remote one");
     const Deadline deadline = connectDeadline();
-    // Connect out first (the peer's kernel completes the TCP handshake from its listen backlog), then
-    // accept the peer's connection in: both sides doing the same cannot deadlock.
+    // Only the outgoing stream is made here (the peer's kernel completes the TCP handshake from its
+    // listen backlog, whatever the peer is doing). The incoming one is accepted by the connection's
+    // receiver thread, so connect() never waits for the peer to call connect() too, and the order in
+    // which ranks complete their connections cannot deadlock.
     TcpSocket out = TcpSocket::connect(remoteData.address(), deadline, "Ethernet peer endpoint");
     EthernetHello hello{kEthernetMagic, localData.nonce()};
     out.sendAll(&hello, sizeof(hello), deadline);
-    TcpSocket in = localData.listener()->acceptFrom(remoteData.nonce(), deadline);
-    LOG_INFO(CONN, "Ethernet connection ", toString(localData.address()), " <-> ", toString(remoteData.address()),
-             " established");
-    return std::make_shared<EthernetConnection>(std::move(context), local, remote, std::move(out), std::move(in));
+    LOG_INFO(CONN, "Ethernet connection ", toString(localData.address()), " -> ", toString(remoteData.address()),
+             " connected");
+    return std::make_shared<EthernetConnection>(std::move(context), local, remote, std::move(out),
+                                                localData.listener(), remoteData.nonce(), deadline);
   }
 };
 
 }  // namespace
 
-TcpSocket EthernetListener::acceptFrom(uint64_t peerNonce, const Deadline& deadline) {
-  std::lock_guard<std::mutex> lock(mutex_);
+TcpSocket EthernetListener::acceptFrom(uint64_t peerNonce, const Deadline& deadline,
+                                       const std::atomic<bool>& cancel) {
   for (;;) {
+    if (cancel) MSCCLPP_THROW(Aborted, "Ethernet endpoint ", toString(listener_.address()), ": connect cancelled");
+    std::lock_guard<std::mutex> lock(mutex_);
     auto it = pending_.find(peerNonce);
     if (it != pending_.end()) {
       TcpSocket socket = std::move(it->second);
       pending_.erase(it);
       return socket;
     }
-    TcpSocket socket = listener_.accept(deadline);
+    // Wait in short slices so that a cancel is seen promptly and other waiters get the lock.
+    TcpSocket socket;
+    try {
+      socket = listener_.accept(Deadline::after(std::min(kAcceptSlice, deadline.remaining())));
+    } catch (const Error& e) {
+      if (e.getErrorCode() != ErrorCode::Timeout || !deadline.expired()) {
+        if (e.getErrorCode() == ErrorCode::Timeout) continue;
+        throw;
+      }
+      MSCCLPP_THROW(Timeout, "Ethernet endpoint ", toString(listener_.address()),
+                    ": the peer did not connect in time");
+    }
     std::string from = toString(socket.peer());
     EthernetHello hello{};
     try {
-      Deadline helloDeadline = Deadline::after(std::min(kHelloTimeout, deadline.remaining()));
-      socket.recvAll(&hello, sizeof(hello), helloDeadline);
+      socket.recvAll(&hello, sizeof(hello), Deadline::after(std::min(kHelloTimeout, deadline.remaining())));
     } catch (const Error& e) {
       LOG_WARN(CONN, "Ethernet endpoint ", toString(listener_.address()), ": dropped a connection from ", from,
                " that sent no hello: ", e.what());

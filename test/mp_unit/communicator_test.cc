@@ -1,0 +1,172 @@
+// Copyright (c) 2026 The libmscclpp authors
+// SPDX-License-Identifier: MIT
+
+// The Communicator, Ethernet connections and host semaphores across real processes (mpirun).
+
+#include <mpi.h>
+
+#include <cstring>
+#include <mscclpp/semaphore.hpp>
+#include <numeric>
+
+#include "common/process_stats.hpp"
+#include "mp_unit/mp_test.hpp"
+
+using namespace mscclpp;
+
+namespace {
+
+const EndpointConfig kHostEthernet{Transport::Ethernet, DeviceType::CPU};
+
+/// A Bootstrap written by a user over MPI: only the seven virtuals.
+class MpiBootstrap : public Bootstrap {
+ public:
+  int getRank() const override {
+    int r;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+  }
+  int getNranks() const override {
+    int n;
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    return n;
+  }
+  int getNranksPerNode() const override { return getNranks(); }
+  void send(void* data, int size, int peer, int tag) override {
+    MPI_Send(data, size, MPI_BYTE, peer, tag, MPI_COMM_WORLD);
+  }
+  void recv(void* data, int size, int peer, int tag) override {
+    MPI_Recv(data, size, MPI_BYTE, peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+  void allGather(void* allData, int size) override {
+    MPI_Allgather(MPI_IN_PLACE, 0, MPI_BYTE, allData, size, MPI_BYTE, MPI_COMM_WORLD);
+  }
+  void barrier() override { MPI_Barrier(MPI_COMM_WORLD); }
+};
+
+class CommunicatorMpTest : public test::MultiProcessTest {};
+
+/// Every rank writes its own pattern into a slot of every peer's buffer and signals; every rank then
+/// checks all slots. Exercises all-pairs connections, memory exchange and semaphores at once.
+void allPairsExchange(Communicator& comm, int rank, int nRanks, size_t slotBytes) {
+  std::vector<uint32_t> buffer(nRanks * slotBytes / sizeof(uint32_t), 0);
+  const size_t slotWords = slotBytes / sizeof(uint32_t);
+  for (size_t i = 0; i < slotWords; ++i) buffer[rank * slotWords + i] = rank * 1000003u + i;
+  RegisteredMemory local = comm.registerMemory(buffer.data(), buffer.size() * 4, Transport::Ethernet);
+  std::vector<std::shared_future<RegisteredMemory>> remotes(nRanks);
+  std::vector<std::shared_future<Connection>> connections(nRanks);
+  for (int peer = 0; peer < nRanks; ++peer) {
+    if (peer == rank) continue;
+    comm.sendMemory(local, peer);
+    remotes[peer] = comm.recvMemory(peer);
+    connections[peer] = comm.connect(kHostEthernet, peer);
+  }
+  std::vector<std::unique_ptr<Host2HostSemaphore>> semaphores(nRanks);
+  for (int peer = 0; peer < nRanks; ++peer) {
+    if (peer == rank) continue;
+    semaphores[peer] = std::make_unique<Host2HostSemaphore>(comm, connections[peer].get());
+  }
+  for (int peer = 0; peer < nRanks; ++peer) {
+    if (peer == rank) continue;
+    Connection connection = connections[peer].get();
+    connection.write(remotes[peer].get(), rank * slotBytes, local, rank * slotBytes, slotBytes);
+    semaphores[peer]->signal();
+  }
+  for (int peer = 0; peer < nRanks; ++peer) {
+    if (peer == rank) continue;
+    semaphores[peer]->wait();
+  }
+  for (int src = 0; src < nRanks; ++src) {
+    for (size_t i = 0; i < slotWords; ++i) {
+      ASSERT_EQ(buffer[src * slotWords + i], src * 1000003u + i) << "slot of rank " << src << " word " << i;
+    }
+  }
+}
+
+}  // namespace
+
+TEST_F(CommunicatorMpTest, AllPairsEthernetExchangeOfHostMemory) {
+  auto bootstrap = makeBootstrap();
+  Communicator comm(bootstrap);
+  allPairsExchange(comm, rank, nRanks, 1 << 20);
+  bootstrap->barrier();
+}
+
+TEST_F(CommunicatorMpTest, LargeWritesSplitIntoChunksArriveWhole) {
+  auto bootstrap = makeBootstrap();
+  Communicator comm(bootstrap);
+  allPairsExchange(comm, rank, nRanks, (16 << 20) + 4096 + 12);
+  bootstrap->barrier();
+}
+
+TEST_F(CommunicatorMpTest, WorksOverAUserWrittenBootstrap) {
+  auto bootstrap = std::make_shared<MpiBootstrap>();
+  Communicator comm(bootstrap);
+  allPairsExchange(comm, rank, nRanks, 4096);
+  bootstrap->barrier();
+}
+
+TEST_F(CommunicatorMpTest, ReceivesMatchSendsInOrderAcrossProcesses) {
+  auto bootstrap = makeBootstrap();
+  Communicator comm(bootstrap);
+  const int next = (rank + 1) % nRanks, prev = (rank + nRanks - 1) % nRanks;
+  std::vector<std::vector<char>> buffers;
+  for (int i = 0; i < 5; ++i) buffers.emplace_back(100 + i);
+  for (auto& b : buffers) comm.sendMemory(comm.registerMemory(b.data(), b.size(), Transport::Ethernet), next, 3);
+  std::vector<std::shared_future<RegisteredMemory>> futures;
+  for (int i = 0; i < 5; ++i) futures.push_back(comm.recvMemory(prev, 3));
+  for (int i = 4; i >= 0; --i) EXPECT_EQ(futures[i].get().size(), 100u + i);
+  // Memory of another process is described, not mapped, over Ethernet.
+  EXPECT_EQ(futures[0].get().data(), nullptr);
+  bootstrap->barrier();
+}
+
+TEST_F(CommunicatorMpTest, SemaphorePingPongKeepsCountsOverManyRounds) {
+  auto bootstrap = makeBootstrap();
+  Communicator comm(bootstrap);
+  const int next = (rank + 1) % nRanks, prev = (rank + nRanks - 1) % nRanks;
+  // The tag names the sending rank, so with two ranks (next == prev) each link still pairs correctly.
+  auto toNext = comm.connect(kHostEthernet, next, 100 + rank);
+  auto fromPrev = comm.connect(kHostEthernet, prev, 100 + prev);
+  // Both stubs are sent before either is waited for: building them one after the other would make
+  // each rank wait for a stub its peer sends only after its own first semaphore is complete.
+  auto sendStub = comm.buildSemaphore(toNext.get(), next, 100 + rank);
+  auto recvStub = comm.buildSemaphore(fromPrev.get(), prev, 100 + prev);
+  Host2HostSemaphore sendSide(sendStub.get());
+  Host2HostSemaphore recvSide(recvStub.get());
+  // A token goes round the ring 500 times.
+  for (int round = 0; round < 500; ++round) {
+    if (rank == 0) {
+      sendSide.signal();
+      recvSide.wait();
+    } else {
+      recvSide.wait();
+      sendSide.signal();
+    }
+  }
+  EXPECT_FALSE(recvSide.poll());
+  bootstrap->barrier();
+}
+
+TEST_F(CommunicatorMpTest, RepeatedSetupAndTeardownLeaksNothing) {
+  auto cycle = [&] {
+    auto bootstrap = makeBootstrap();
+    Communicator comm(bootstrap);
+    const int next = (rank + 1) % nRanks, prev = (rank + nRanks - 1) % nRanks;
+    auto a = comm.connect(kHostEthernet, next, 0);
+    auto b = comm.connect(kHostEthernet, prev, 0);
+    auto stubA = comm.buildSemaphore(a.get(), next, 0);
+    auto stubB = comm.buildSemaphore(b.get(), prev, 0);
+    Host2HostSemaphore s1(stubA.get());
+    Host2HostSemaphore s2(stubB.get());
+    bootstrap->barrier();
+  };
+  cycle();
+  MPI_Barrier(MPI_COMM_WORLD);
+  int fds = test::openFdCount();
+  int threads = test::threadCount();
+  for (int i = 0; i < 10; ++i) cycle();
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_EQ(test::openFdCount(), fds);
+  EXPECT_EQ(test::settledThreadCount(threads), threads);
+}
