@@ -2,9 +2,9 @@
 // SPDX-License-Identifier: MIT
 
 #include <mscclpp/semaphore.hpp>
-#include <thread>
 
 #include "common/checks.hpp"
+#include "common/token_wait.hpp"
 
 namespace mscclpp {
 namespace {
@@ -22,6 +22,12 @@ const Semaphore& checkHostSide(const Semaphore& semaphore) {
 uint64_t loadAcquire(const void* token) {
   return __atomic_load_n(static_cast<const uint64_t*>(token), __ATOMIC_ACQUIRE);
 }
+
+// A waiter spins this many checks (a few microseconds) before sleeping in slices of kSleepSlice; each
+// sleep counts as kChecksPerSleep checks against maxSpinCount (so 1e7 checks is about 5 s of sleeping).
+constexpr int64_t kSpinsBeforeSleep = 2000;
+constexpr std::chrono::microseconds kSleepSlice(50);
+constexpr int64_t kChecksPerSleep = 100;
 
 }  // namespace
 
@@ -52,15 +58,21 @@ bool Host2HostSemaphore::poll() {
 
 void Host2HostSemaphore::wait(int64_t maxSpinCount) {
   const uint64_t expected = *expectedInboundToken_ + 1;
-  const void* token = semaphore_.localMemory().data();
-  for (int64_t spins = 0; loadAcquire(token) < expected; ++spins) {
+  const uint64_t* token = static_cast<const uint64_t*>(semaphore_.localMemory().data());
+  int64_t spins = 0;
+  for (uint64_t value; (value = loadAcquire(token)) < expected;) {
     if (maxSpinCount >= 0 && spins >= maxSpinCount) {
       MSCCLPP_THROW(Timeout, "Host2HostSemaphore::wait: no signal after ", maxSpinCount, " checks (expected count ",
-                    expected, ", have ", loadAcquire(token), ")");
+                    expected, ", have ", value, ")");
     }
-    // Spin briefly for latency, then give the core away: signals arrive through another thread of
-    // this process (the transport's receiver), which may need this core.
-    if (spins > 1000) std::this_thread::yield();
+    // Spin briefly for latency, then sleep until the transport's receiver thread (which may need this
+    // very core) stores the token. A sleep counts as many checks, so the default limit is seconds.
+    if (spins < kSpinsBeforeSleep) {
+      ++spins;
+    } else {
+      sleepWhileTokenIs(token, value, kSleepSlice);
+      spins += kChecksPerSleep;
+    }
   }
   *expectedInboundToken_ = expected;
 }

@@ -3,9 +3,11 @@
 
 #include "transport/ethernet/ethernet_connection.hpp"
 
+#include <cstring>
 #include <mscclpp/gpu_utils.hpp>
 
 #include "common/checks.hpp"
+#include "common/token_wait.hpp"
 #include "gpu/gpu_checks.hpp"
 #include "memory/local_memory_registry.hpp"
 #include "memory/registered_memory.hpp"
@@ -50,9 +52,16 @@ std::string EthernetConnection::describe() const { return "Ethernet connection t
 void EthernetConnection::sendMessage(const EthernetMessage& message, const void* payload, int srcDeviceId) {
   const Deadline deadline = Deadline::never();
   std::lock_guard<std::mutex> lock(sendMutex_);
-  out_.sendAll(&message, sizeof(message), deadline);
-  if (message.type == EthernetMessage::Flush) return;
   const char* from = static_cast<const char*>(payload);
+  if (srcDeviceId < 0 && message.size <= kCoalesceBytes) {
+    // Small messages from host memory leave in one system call: latency is per call, not per byte.
+    smallMessage_.resize(sizeof(message) + message.size);
+    std::memcpy(smallMessage_.data(), &message, sizeof(message));
+    if (message.size > 0) std::memcpy(smallMessage_.data() + sizeof(message), from, message.size);
+    out_.sendAll(smallMessage_.data(), smallMessage_.size(), deadline);
+    return;
+  }
+  out_.sendAll(&message, sizeof(message), deadline);
   for (uint64_t done = 0; done < message.size;) {
     size_t chunk = static_cast<size_t>(std::min<uint64_t>(kChunkBytes, message.size - done));
     if (srcDeviceId >= 0) {
@@ -121,7 +130,8 @@ void EthernetConnection::receiveIntoFromThread(const EthernetMessage& message) {
       // A host-side poller reads the token with an acquire load: store it whole, with release.
       uint64_t value = 0;
       in_.recvAll(&value, sizeof(value), deadline);
-      __atomic_store_n(reinterpret_cast<uint64_t*>(dst), value, __ATOMIC_RELEASE);
+      __atomic_store_n(reinterpret_cast<uint64_t*>(dst), value, __ATOMIC_SEQ_CST);
+      notifyTokenWritten(reinterpret_cast<uint64_t*>(dst));
       return;
     }
     in_.recvAll(dst, message.size, deadline);

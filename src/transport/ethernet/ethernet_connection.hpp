@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "bootstrap/socket.hpp"
 #include "transport/ethernet/ethernet_endpoint.hpp"
@@ -49,6 +50,8 @@ class EthernetConnection : public BaseConnection {
  public:
   /// Payload moves in chunks of this size: the staging unit for GPU memory.
   static constexpr size_t kChunkBytes = 4 << 20;
+  /// Host-memory messages up to this size are sent with their header in one system call.
+  static constexpr size_t kCoalesceBytes = 64 << 10;
 
   /// `out` is connected; the incoming stream is accepted from `listener` (the peer's hello carries
   /// `peerNonce`) by the receiver thread before `acceptDeadline`.
@@ -76,6 +79,7 @@ class EthernetConnection : public BaseConnection {
   TcpSocket in_;
   std::mutex sendMutex_;   // one message at a time on out_
   std::mutex flushMutex_;  // one flush waits for acks at a time
+  std::vector<char> smallMessage_;  // header + payload of a coalesced message (under sendMutex_)
   uint64_t nextFlushSeq_ = 1;
   uint64_t ackedFlushSeq_ = 0;
   StagingBuffer sendStaging_{kChunkBytes};
