@@ -4,6 +4,7 @@
 #include "memory/registered_memory.hpp"
 
 #include <mscclpp/gpu_utils.hpp>
+#include <optional>
 
 #include "common/checks.hpp"
 #include "common/serialization.hpp"
@@ -49,7 +50,11 @@ std::vector<char> RegisteredMemory::serialize() const {
       .put<uint64_t>(pimpl_->transports.toBitset().to_ullong())
       .put<int32_t>(pimpl_->deviceId);
   // Transports that need per-transport data add an entry here; Ethernet and host memory need none.
-  writer.put<int8_t>(0);
+  writer.put<int8_t>(pimpl_->ipcExport ? 1 : 0);
+  if (pimpl_->ipcExport) {
+    writer.put<int32_t>(static_cast<int32_t>(Transport::CudaIpc));
+    writeGpuIpcMemHandle(writer, pimpl_->ipcExport->handle());
+  }
   return writer.take();
 }
 
@@ -65,14 +70,37 @@ RegisteredMemory RegisteredMemory::deserialize(const std::vector<char>& data) {
   if (impl->deviceId < -1) reader.fail(concat("deviceId ", impl->deviceId, " is invalid"));
   int8_t entries = reader.get<int8_t>("entry count");
   if (entries < 0 || entries > kMaxTransportEntries) reader.fail(concat("entry count ", int(entries), " is invalid"));
-  if (entries != 0) reader.fail(concat("entry count ", int(entries), ": no transport of this build adds entries"));
+  std::optional<GpuIpcMemHandle> ipcHandle;
+  for (int8_t i = 0; i < entries; ++i) {
+    int32_t transport = reader.get<int32_t>("entry transport");
+    if (transport != static_cast<int32_t>(Transport::CudaIpc)) {
+      reader.fail(concat("an entry for transport ", transport, ": only CudaIpc adds entries"));
+    }
+    if (!impl->transports.has(Transport::CudaIpc)) reader.fail("a CudaIpc entry for memory not registered for CudaIpc");
+    if (ipcHandle) reader.fail("a second CudaIpc entry");
+    ipcHandle = readGpuIpcMemHandle(reader);
+  }
   reader.expectEnd();
   if (impl->size != 0 && reinterpret_cast<uintptr_t>(impl->originalDataPtr) > UINTPTR_MAX - impl->size) {
     reader.fail("ptr + size overflows");
   }
+  if (ipcHandle) {
+    if (ipcHandle->hostHash != impl->hostHash || ipcHandle->processHash != impl->pidHash) {
+      reader.fail("the CudaIpc handle names another process than the memory");
+    }
+    if (impl->size > ipcHandle->baseSize - ipcHandle->offsetFromBase) {
+      reader.fail(concat(impl->size, " bytes at offset ", ipcHandle->offsetFromBase,
+                         " do not fit the CudaIpc handle's allocation of ", ipcHandle->baseSize, " bytes"));
+    }
+  }
 
   if (impl->isLocalProcess()) {
     impl->data = impl->originalDataPtr;
+  } else if (ipcHandle && impl->isLocalHost()) {
+    // Maps the peer's memory (once per remote allocation, through the import cache) or throws an
+    // Error listing every way that was tried.
+    impl->ipcImport = GpuIpcMem::open(*ipcHandle);
+    impl->data = impl->ipcImport->data();
   }
   return RegisteredMemory(std::move(impl));
 }

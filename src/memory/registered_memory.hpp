@@ -9,6 +9,7 @@
 
 #include "common/identity.hpp"
 #include "common/serialization.hpp"
+#include "memory/gpu_ipc_mem.hpp"
 #include "memory/local_memory_registry.hpp"
 #include "transport/access.hpp"
 
@@ -28,6 +29,11 @@ struct RegisteredMemory::Impl {
 
   /// Memory registered by this process stays a valid write target for peers while this lives.
   LocalMemoryRegistry::Registration registration;
+
+  /// CudaIpc, registered here: the export peers import (GPU memory of size > 0).
+  std::shared_ptr<GpuIpcExport> ipcExport;
+  /// CudaIpc, from a process of this host: the mapping `data` points into.
+  std::shared_ptr<GpuIpcMem> ipcImport;
 
   bool isLocalProcess() const { return hostHash == getHostHash() && pidHash == getPidHash(); }
   bool isLocalHost() const { return hostHash == getHostHash(); }

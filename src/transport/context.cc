@@ -25,8 +25,14 @@ cudaStream_t Context::Impl::ipcStream(int deviceId) {
 }
 
 std::shared_ptr<uint64_t> Context::Impl::deviceToken(int deviceId) {
-  CudaDeviceGuard guard(deviceId);
-  return detail::gpuCallocShared<uint64_t>(1);
+  std::shared_ptr<TokenPool> pool;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto& slot = tokenPools[deviceId];
+    if (!slot) slot = TokenPool::create(deviceId);
+    pool = slot;
+  }
+  return pool->getToken();
 }
 
 Context::Context() : pimpl_(std::make_unique<Impl>()) {}
@@ -52,6 +58,7 @@ RegisteredMemory Context::registerMemory(void* ptr, size_t size, TransportFlags 
     MSCCLPP_CHECK_USAGE(transport != Transport::CudaIpc || impl->deviceId >= 0, "registerMemory: ", ptr,
                         " is not GPU memory, so it cannot be registered for CudaIpc");
   }
+  if (transports.has(Transport::CudaIpc) && size > 0) impl->ipcExport = GpuIpcExport::create(ptr, size);
   impl->registration = LocalMemoryRegistry::instance().add(ptr, size, impl->deviceId);
   return RegisteredMemory(std::move(impl));
 }
@@ -92,6 +99,14 @@ ContextMemoryUsage Context::memoryUsage() const {
   usage.deviceBytes = pimpl_->deviceBytes.load();
   usage.hostPinnedBytes = pimpl_->hostPinnedBytes.load();
   usage.exportedHandles = pimpl_->exportedHandles.load();
+  std::lock_guard<std::mutex> lock(pimpl_->mutex);
+  for (const auto& [deviceId, pool] : pimpl_->tokenPools) {
+    TokenPoolStats stats = pool->stats();
+    usage.deviceBytes += stats.deviceBytes;
+    usage.tokenPoolChunks += stats.chunks;
+    usage.tokenPoolCapacity += stats.capacity;
+    usage.tokensInUse += stats.inUse;
+  }
   return usage;
 }
 

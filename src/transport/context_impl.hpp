@@ -11,6 +11,7 @@
 #include <mscclpp/gpu_utils.hpp>
 #include <mutex>
 
+#include "memory/token_pool.hpp"
 #include "transport/access.hpp"
 
 namespace mscclpp {
@@ -23,10 +24,13 @@ struct Context::Impl {
 
   /// A zeroed 8-byte word of GPU `deviceId`'s memory, exportable to peers: semaphore tokens and the
   /// semaphores' private counters. Freed (and zeroed for reuse) when the last copy is dropped.
+  /// Served by a TokenPool per GPU, made on the first request: tokens share one allocation and one
+  /// export per chunk (a granule) instead of costing one each.
   std::shared_ptr<uint64_t> deviceToken(int deviceId);
 
   mutable std::mutex mutex;
   std::map<int, std::unique_ptr<CudaStreamWithFlags>> ipcStreams;
+  std::map<int, std::shared_ptr<TokenPool>> tokenPools;
   std::atomic<size_t> deviceBytes{0};
   std::atomic<size_t> hostPinnedBytes{0};
   std::atomic<size_t> exportedHandles{0};

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <map>
 #include <mscclpp/gpu_capabilities.hpp>
 #include <mscclpp/gpu_utils.hpp>
 #include <optional>
@@ -604,5 +605,111 @@ TEST_F(GpuIpcMemMpTest, AGrownPoolIsMappedOncePerChunkByAPeer) {
   for (int i = 0; i < 150; ++i) EXPECT_EQ(readWord(tokens[i].get()), 7000u + i) << "token " << i;
   barrier();
   mapped.clear();
+  barrier();
+}
+
+// ---- through the public API: RegisteredMemory, CudaIpc connections, semaphores ----
+
+namespace {
+
+/// Every rank's bytes (of equal length on every rank).
+std::vector<std::vector<char>> allGatherBytes(const std::vector<char>& mine, int nRanks) {
+  int size = static_cast<int>(mine.size()), maxSize = 0, minSize = 0;
+  MPI_Allreduce(&size, &maxSize, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&size, &minSize, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  EXPECT_EQ(minSize, maxSize) << "serialized objects of one kind have one size";
+  std::vector<char> padded(mine);
+  padded.resize(maxSize);
+  std::vector<char> all(static_cast<size_t>(maxSize) * nRanks);
+  MPI_Allgather(padded.data(), maxSize, MPI_BYTE, all.data(), maxSize, MPI_BYTE, MPI_COMM_WORLD);
+  std::vector<std::vector<char>> out;
+  for (int r = 0; r < nRanks; ++r) out.emplace_back(all.begin() + r * maxSize, all.begin() + (r + 1) * maxSize);
+  return out;
+}
+
+}  // namespace
+
+TEST_F(GpuIpcMemMpTest, RegisteredMemoryOverCudaIpcIsMappedOnceAndWrittenByAConnection) {
+  MSCCLPP_REQUIRE_GPU();
+  if (!prepare()) GTEST_SKIP() << "needs at least 2 ranks";
+  auto context = Context::create();
+  const size_t total = 4 << 20, inner = 1 << 20, innerBytes = 64 << 10;
+  auto buf = detail::gpuCallocPhysicalShared<char>(total);
+  auto src = detail::gpuCallocShared<char>(innerBytes);
+  fill(buf.get(), total / 4, seedOf(rank, 5));
+  fill(src.get(), innerBytes / 4, seedOf(rank, 6));
+  RegisteredMemory whole = context->registerMemory(buf.get(), total, Transport::CudaIpc);
+  RegisteredMemory part = context->registerMemory(buf.get() + inner, innerBytes, Transport::CudaIpc);
+  RegisteredMemory source = context->registerMemory(src.get(), innerBytes, Transport::CudaIpc);
+  Endpoint endpoint = context->createEndpoint(Transport::CudaIpc);
+
+  auto wholes = allGatherBytes(whole.serialize(), nRanks);
+  auto parts = allGatherBytes(part.serialize(), nRanks);
+  auto endpoints = allGatherBytes(endpoint.serialize(), nRanks);
+
+  const IpcImportCacheStats before = IpcImportCache::instance().stats();
+  RegisteredMemory remoteWhole = RegisteredMemory::deserialize(wholes[next()]);
+  RegisteredMemory remotePart = RegisteredMemory::deserialize(parts[next()]);
+  EXPECT_EQ(IpcImportCache::instance().stats().imports, before.imports + 1) << "two registrations, one allocation";
+  ASSERT_NE(remoteWhole.data(), nullptr);
+  EXPECT_EQ(static_cast<char*>(remotePart.data()), static_cast<char*>(remoteWhole.data()) + inner);
+  EXPECT_EQ(remotePart.size(), innerBytes);
+  EXPECT_EQ(mismatches(remoteWhole.data(), total / 4, seedOf(next(), 5)), 0u);
+
+  // The next rank's inner range is overwritten with this rank's source through a CudaIpc connection.
+  Connection connection = context->connect(endpoint, Endpoint::deserialize(endpoints[next()]));
+  connection.write(remotePart, 0, source, 0, innerBytes);
+  connection.flush();
+  barrier();
+  EXPECT_EQ(mismatches(buf.get() + inner, innerBytes / 4, seedOf(prev(), 6)), 0u);
+  EXPECT_EQ(mismatches(buf.get(), inner / 4, seedOf(rank, 5)), 0u) << "bytes before the range are untouched";
+  barrier();
+}
+
+TEST_F(GpuIpcMemMpTest, SemaphoreTokensShareOnePoolChunkAndOneImportPerPeer) {
+  MSCCLPP_REQUIRE_GPU();
+  if (!prepare()) GTEST_SKIP() << "needs at least 2 ranks";
+  int device = 0;
+  cudaGetDevice(&device);
+  Communicator comm(makeBootstrap());
+  std::map<int, Connection> connections;
+  {
+    std::map<int, std::shared_future<Connection>> futures;
+    for (int peer = 0; peer < nRanks; ++peer) {
+      if (peer != rank) futures[peer] = comm.connect(EndpointConfig(Transport::CudaIpc, Device(DeviceType::GPU, device)), peer);
+    }
+    for (auto& [peer, f] : futures) connections[peer] = f.get();
+  }
+  constexpr int kPerPeer = 32;
+  const IpcImportCacheStats before = IpcImportCache::instance().stats();
+  std::vector<std::pair<int, std::shared_future<Semaphore>>> futures;
+  for (int i = 0; i < kPerPeer; ++i) {
+    for (auto& [peer, conn] : connections) futures.emplace_back(peer, comm.buildSemaphore(conn, peer));
+  }
+  std::vector<std::pair<int, Semaphore>> semaphores;
+  for (auto& [peer, f] : futures) semaphores.emplace_back(peer, f.get());
+  const ContextMemoryUsage usage = comm.context()->memoryUsage();
+  EXPECT_EQ(usage.tokenPoolChunks, 1u);
+  EXPECT_GE(usage.tokensInUse, static_cast<size_t>(kPerPeer * (nRanks - 1)));
+  EXPECT_EQ(IpcImportCache::instance().stats().imports, before.imports + (nRanks - 1))
+      << "every peer's tokens live in one chunk of its pool: one mapping per peer";
+
+  // Through each semaphore's mapped remote token this rank stores a value the peer then finds in its
+  // local token of the same semaphore.
+  std::vector<uint64_t*> targets;
+  std::vector<uint64_t> values;
+  for (size_t i = 0; i < semaphores.size(); ++i) {
+    ASSERT_NE(semaphores[i].second.remoteMemory().data(), nullptr);
+    targets.push_back(static_cast<uint64_t*>(semaphores[i].second.remoteMemory().data()));
+    values.push_back(1000000ull * (rank + 1) + i / connections.size());
+  }
+  storeFromKernel(targets, values);
+  barrier();
+  for (size_t i = 0; i < semaphores.size(); ++i) {
+    const int peer = semaphores[i].first;
+    EXPECT_EQ(readWord(static_cast<uint64_t*>(semaphores[i].second.localMemory().data())),
+              1000000ull * (peer + 1) + i / connections.size())
+        << "semaphore " << i << " with rank " << peer;
+  }
   barrier();
 }
