@@ -416,7 +416,6 @@ TEST(GpuIpcExportTest, CuMemMemoryOffersPosixFdAndFabricWhereUsable) {
   auto exp = GpuIpcExport::create(buf.get(), 1 << 20, H::kAllTypes);
   const GpuIpcMemHandle& h = exp->handle();
   EXPECT_TRUE(h.typeFlags & H::PosixFd) << exp->exportLog();
-  EXPECT_FALSE(h.typeFlags & H::RuntimeIpc);
   EXPECT_EQ(bool(h.typeFlags & H::Fabric), fabricHandlesUsable(0)) << exp->exportLog();
   if (!fabricHandlesUsable(0)) {
     EXPECT_EQ(h.notOffered[H::typeIndex(H::Fabric)], H::AllocationLacksType);
