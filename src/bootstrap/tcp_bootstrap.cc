@@ -78,9 +78,13 @@ constexpr size_t kCheckInBytes = 4 + sizeof(SocketAddress) + 8;
 // What the ring all-gathers during initialize: listen address and host hash.
 constexpr size_t kPeerInfoBytes = sizeof(SocketAddress) + 8;
 
-// Liveness stream bytes: a clean goodbye, or "this rank aborted".
+// Liveness stream bytes: a clean goodbye, or "this rank aborted" followed by the root cause (u32
+// length, text), which every rank forwards so that the whole ring learns what failed first.
 constexpr char kGoodbye = 'B';
 constexpr char kAbortNotice = 'A';
+constexpr uint32_t kMaxCauseText = 2048;
+// How long an operation that saw a peer close its connection waits for the liveness stream to say why.
+constexpr auto kCauseGrace = std::chrono::seconds(1);
 
 // Rank 0's answer to a check-in: status, then the successor's address or an error text.
 enum class ReplyStatus : int32_t { Ok = 0, Rejected = 1, GroupAborted = 2 };
@@ -234,7 +238,9 @@ class TcpBootstrap::Impl {
   /// Rethrows `e` with this rank and `doing` in the message; unless it is the caller's mistake, first
   /// aborts the bootstrap so that the failure reaches the other ranks.
   [[noreturn]] void fail(const std::exception& e, const std::string& doing);
-  void abort(const std::string& reason);
+  /// Shuts every socket down and tells the ring neighbours; `rootCause` travels on to them (by
+  /// default the reason itself: this rank is where the failure started).
+  void abort(const std::string& reason, const std::string& rootCause = "");
   void throwIfAborted(const std::string& doing);
 
   // ---- service thread ----
@@ -265,6 +271,7 @@ class TcpBootstrap::Impl {
   std::vector<bool> departed_;
   bool aborted_ = false;
   std::string abortReason_;
+  std::string rootCause_;
   std::map<std::pair<int, int>, std::shared_ptr<Channel>> sendChannels_, recvChannels_;
 
   std::mutex ringMutex_;  // one collective at a time
@@ -782,6 +789,15 @@ void TcpBootstrap::Impl::fail(const std::exception& e, const std::string& doing)
       MSCCLPP_THROW(Aborted, "rank ", rank_, ": ", doing, " interrupted: the bootstrap was aborted: ", abortReason_);
     }
   }
+  if (error && error->getErrorCode() == ErrorCode::Aborted) {
+    // A peer that closed its connection has usually just aborted and said why on the liveness stream;
+    // give the service thread a moment to hear it, so the error names the failure that started it all.
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait_for(lock, kCauseGrace, [&] { return aborted_; });
+    if (aborted_) {
+      MSCCLPP_THROW(Aborted, "rank ", rank_, ": ", doing, " interrupted: the bootstrap was aborted: ", abortReason_);
+    }
+  }
   std::string text = plainMessage(e);
   // Messages built in this file already start with "rank N:"; socket-level ones get the context added.
   std::string message = text;
@@ -796,20 +812,25 @@ void TcpBootstrap::Impl::fail(const std::exception& e, const std::string& doing)
   throw Error(message, ErrorCode::InternalError);
 }
 
-void TcpBootstrap::Impl::abort(const std::string& reason) {
+void TcpBootstrap::Impl::abort(const std::string& reason, const std::string& rootCause) {
   std::vector<std::shared_ptr<TcpSocket>> sockets, liveness;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (aborted_) return;
     aborted_ = true;
     abortReason_ = reason;
+    rootCause_ = rootCause.empty() ? reason : rootCause;
     sockets = sockets_;
     liveness = livenessSockets_;
   }
   LOG_WARN(NET, "bootstrap of rank ", rank_, " aborted, closing its connections: ", reason);
+  std::string cause = rootCause_.substr(0, kMaxCauseText);
+  ByteWriter notice;
+  notice.put(kAbortNotice).put(static_cast<uint32_t>(cause.size())).putBytes(cause.data(), cause.size());
   for (auto& s : liveness) {
     try {
-      s->trySend(&kAbortNotice, 1);
+      // A few hundred bytes on an idle stream: the socket buffer takes it whole without waiting.
+      s->sendAll(notice.bytes().data(), notice.bytes().size(), Deadline::after(std::chrono::milliseconds(100)));
     } catch (const std::exception&) {
       // The neighbour is gone already; the shutdown below is all it could have learned.
     }
@@ -925,7 +946,7 @@ void TcpBootstrap::Impl::serviceLoop() {
 
     // Liveness: a goodbye is a clean exit; anything else (an abort notice, EOF, a reset) is a failure.
     std::vector<std::pair<std::shared_ptr<TcpSocket>, int>> stillWatched;
-    std::string failure;
+    std::string failure, cause;
     for (size_t i = 0; i < liveness.size(); ++i) {
       auto& [socket, peer] = liveness[i];
       if (!fds[livenessBase + i].revents) {
@@ -944,7 +965,18 @@ void TcpBootstrap::Impl::serviceLoop() {
           LOG_DEBUG(NET, "rank ", rank_, ": rank ", peer, " destroyed its bootstrap");
           continue;
         }
-        failure = concat("rank ", peer, " aborted its bootstrap (a failure there or further along the ring)");
+        // The rest of the notice follows at once; a short bound keeps a broken peer from stalling us.
+        try {
+          const Deadline noticeDeadline = Deadline::after(std::chrono::seconds(2));
+          uint32_t length = 0;
+          socket->recvAll(&length, sizeof(length), noticeDeadline);
+          if (length > kMaxCauseText) throw std::length_error("oversized abort notice");
+          cause.assign(length, '\0');
+          socket->recvAll(cause.data(), length, noticeDeadline);
+        } catch (const std::exception&) {
+          cause = concat("rank ", peer, " aborted without saying why");
+        }
+        failure = concat("rank ", peer, " aborted its bootstrap after: ", cause);
       } catch (const std::exception&) {
         failure = concat("lost rank ", peer, " (", toString(socket->peer()),
                          "): its connection closed without a goodbye (the process exited, crashed or was killed)");
@@ -952,7 +984,7 @@ void TcpBootstrap::Impl::serviceLoop() {
       break;
     }
     if (!failure.empty()) {
-      abort(concat("rank ", rank_, ": ", failure));
+      abort(concat("rank ", rank_, ": ", failure), cause);
       continue;
     }
     liveness = std::move(stillWatched);
