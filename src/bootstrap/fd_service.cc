@@ -154,7 +154,8 @@ std::shared_ptr<FdService> FdService::acquire() {
   static std::mutex mutex;
   static std::weak_ptr<FdService> current;
   std::lock_guard<std::mutex> lock(mutex);
-  if (auto service = current.lock()) return service;
+  // A forked child inherits the parent's service object but not its thread: it needs its own.
+  if (auto service = current.lock(); service && service->ownerPid_ == getpid()) return service;
   std::shared_ptr<FdService> service(new FdService());
   current = service;
   return service;
@@ -165,6 +166,7 @@ FdService::FdService() {
   address_.hostHash = getHostHash();
   address_.processHash = getPidHash();
   address_.pid = static_cast<int32_t>(getpid());
+  ownerPid_ = getpid();
 
   for (uint32_t attempt = 0;; ++attempt) {
     address_.instance = nextInstance.fetch_add(1);
@@ -189,6 +191,13 @@ FdService::FdService() {
 }
 
 FdService::~FdService() {
+  if (ownerPid_ != getpid()) {
+    // A copy inherited through fork(): the thread runs in the parent only, and the eventfd is shared
+    // with it, so waking it would stop the parent's service. The thread object is left alone (a
+    // joinable std::thread must not be destroyed) and only this process's descriptors are closed.
+    static_cast<void>(new std::thread(std::move(thread_)));
+    return;
+  }
   uint64_t one = 1;
   if (write(wakeFd_.get(), &one, sizeof(one)) != static_cast<ssize_t>(sizeof(one))) {
     LOG_WARN(MEM, "fd service: waking the service thread failed: ", errnoName(errno));

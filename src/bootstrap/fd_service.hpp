@@ -19,6 +19,8 @@
 #ifndef MSCCLPP_BOOTSTRAP_FD_SERVICE_HPP_
 #define MSCCLPP_BOOTSTRAP_FD_SERVICE_HPP_
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -112,6 +114,7 @@ class FdService : public std::enable_shared_from_this<FdService> {
   void unregister(uint64_t id) noexcept;
 
   FdServiceAddress address_{};
+  pid_t ownerPid_ = -1;  // the process whose thread serves; differs in a child forked after start
   UniqueFd listenFd_;
   UniqueFd wakeFd_;  // eventfd: wakes the thread to stop
   std::thread thread_;

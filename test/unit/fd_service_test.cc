@@ -327,3 +327,25 @@ TEST(FdServiceTest, RegisteringAnInvalidFdIsRejected) {
   auto service = FdService::acquire();
   EXPECT_THROW(service->registerFd(UniqueFd()), Error);
 }
+
+TEST(FdServiceTest, AForkedChildDroppingItsInheritedCopyLeavesTheParentServing) {
+  auto service = FdService::acquire();
+  FdService::Registration reg = service->registerFd(memfdWith("parent"));
+  const FdServiceAddress parentAddress = service->address();
+  pid_t child = fork();
+  if (child == 0) {
+    // The child's copies of the parent's objects: dropping them must not touch the parent's thread.
+    reg.reset();
+    service.reset();
+    try {
+      auto own = FdService::acquire();
+      if (own->address().pid != getpid()) _exit(1);
+      FdService::Registration mine = own->registerFd(memfdWith("child"));
+      _exit(readAll(fetchFd(own->address(), mine.id()).get()) == "child" ? 0 : 2);
+    } catch (...) {
+      _exit(3);
+    }
+  }
+  EXPECT_EQ(waitChild(child), 0) << "1: inherited service reused, 2: wrong content, 3: threw";
+  EXPECT_EQ(readAll(fetchFd(parentAddress, reg.id()).get()), "parent");
+}
