@@ -1,0 +1,389 @@
+// Copyright (c) 2026 The libmscclpp authors
+// SPDX-License-Identifier: MIT
+
+// CudaIpc connections and GPU semaphores between real processes. Ranks work in pairs (0,1), (2,3),
+// ...; with more ranks than GPUs the pair shares one GPU (under MPS), so "the peer's memory" is
+// another process's allocation mapped through CUDA IPC, exactly as between two GPUs of a host.
+
+#include <cstdint>
+#include <limits>
+#include <mscclpp/atomic_device.hpp>
+#include <mscclpp/semaphore.hpp>
+#include <string>
+#include <vector>
+
+#include "mp_unit/data_plane_util.hpp"
+
+using namespace mscclpp;
+using namespace mscclpp::test;
+
+namespace {
+
+uint32_t sourceSeed(int rank, int round) { return 0x1000u + 977u * rank + 31u * round; }
+uint32_t backgroundSeed(int rank, int round) { return 0x7000u + 613u * rank + 17u * round; }
+
+/// A word a rank writes into its peer with updateAndSync; distinct per rank and update.
+uint64_t updateValue(int rank, int index) { return 0xabc0000000000000ull | (uint64_t(rank) << 32) | (index + 1); }
+
+// ---- kernels ----
+
+/// What a waiting kernel leaves behind for the host to check.
+struct SemaphoreCounts {
+  uint64_t expected;
+  uint64_t inbound;
+  uint64_t outbound;
+  uint64_t pollAfter;  // 1 if poll() found another signal after the last wait
+  uint64_t errors;
+};
+
+__global__ void waitManyKernel(Host2DeviceSemaphoreDeviceHandle semaphore, uint64_t waits, SemaphoreCounts* out) {
+  for (uint64_t i = 0; i < waits; ++i) semaphore.wait(kDeviceSpinLimit);
+  out->expected = semaphore.loadExpectedInbound();
+  out->inbound = semaphore.loadInbound();
+  out->pollAfter = semaphore.poll() ? 1 : 0;
+}
+
+/// Polls until one signal is consumed (or the spin limit passes), then polls once more.
+__global__ void pollOnceKernel(Host2DeviceSemaphoreDeviceHandle semaphore, SemaphoreCounts* out) {
+  int64_t spins = 0;
+  while (!semaphore.poll()) {
+    if (++spins > kDeviceSpinLimit) {
+      out->errors = 1;
+      return;
+    }
+  }
+  out->pollAfter = semaphore.poll() ? 1 : 0;
+  out->expected = semaphore.loadExpectedInbound();
+  out->inbound = semaphore.loadInbound();
+}
+
+/// Each received host signal is acknowledged in mapped host memory, which the host waits for.
+__global__ void ackEachSignalKernel(Host2DeviceSemaphoreDeviceHandle semaphore, uint64_t rounds, uint64_t* ack,
+                                    SemaphoreCounts* out) {
+  for (uint64_t r = 1; r <= rounds; ++r) {
+    semaphore.wait(kDeviceSpinLimit);
+    atomicStore<uint64_t, scopeSystem>(ack, r, memoryOrderRelease);
+  }
+  out->expected = semaphore.loadExpectedInbound();
+  out->inbound = semaphore.loadInbound();
+  out->pollAfter = semaphore.poll() ? 1 : 0;
+}
+
+/// One thread per side. In round r the initiator stores a stamp into the peer's mailbox and signals,
+/// the other side waits, checks the stamp, answers with its own and signals back. The relaxed form
+/// moves no data (relaxed operations order nothing but the token) and checks only the counts.
+template <bool Relaxed>
+__global__ void memoryPingPongKernel(MemoryDevice2DeviceSemaphoreDeviceHandle semaphore, volatile uint32_t* mine,
+                                     volatile uint32_t* peers, uint32_t rounds, bool initiator, uint32_t side,
+                                     uint32_t peerSide, SemaphoreCounts* out) {
+  uint64_t errors = 0;
+  for (uint32_t r = 1; r <= rounds; ++r) {
+    if (initiator) {
+      if (Relaxed) {
+        semaphore.relaxedSignal();
+        semaphore.relaxedWait(kDeviceSpinLimit);
+      } else {
+        *peers = stamp(side, r, 0);
+        semaphore.signal();
+        semaphore.wait(kDeviceSpinLimit);
+        if (*mine != stamp(peerSide, r, 0)) ++errors;
+      }
+    } else {
+      if (Relaxed) {
+        semaphore.relaxedWait(kDeviceSpinLimit);
+        semaphore.relaxedSignal();
+      } else {
+        semaphore.wait(kDeviceSpinLimit);
+        if (*mine != stamp(peerSide, r, 0)) ++errors;
+        *peers = stamp(side, r, 0);
+        semaphore.signal();
+      }
+    }
+  }
+  out->errors = errors;
+  out->expected = semaphore.loadExpectedInbound();
+  out->inbound = semaphore.loadInbound();
+  out->outbound = semaphore.loadOutbound();
+  out->pollAfter = semaphore.poll() ? 1 : 0;
+}
+
+}  // namespace
+
+class DataPlaneCudaIpcTest : public DataPlaneMpTest {};
+class DataPlaneSemaphoreTest : public DataPlaneMpTest {};
+
+// ---- CudaIpc Connection ----
+
+TEST_F(DataPlaneCudaIpcTest, WritesOfEverySizeAndOffsetArriveWhole) {
+  MSCCLPP_DATA_PLANE_REQUIRE_GPU_PAIRS();
+  constexpr uint64_t kBytes = (256ull << 20) + (64 << 10);
+  struct Case {
+    uint64_t bytes, srcOffset, dstOffset;
+  };
+  // Odd sizes, 4-byte-multiple offsets that are not 8- or 16-byte aligned, and the largest size.
+  const std::vector<Case> cases = {
+      {4, 0, 0},           {1, 0, 4},          {3, 4, 8},          {12, 12, 4},
+      {1000, 4, 12},       {4093, 8, 4},       {65540, 4100, 12},  {(1 << 20) + 7, 20, 4},
+      {(16 << 20) + 12, 4, 4092}, {(64 << 20) + 1, 12, 16}, {256ull << 20, 4, 12},
+  };
+  runPairTest([&](std::shared_ptr<TcpBootstrap> bootstrap) {
+    TestStream stream;
+    DeviceMemory& src = allocate(kBytes);
+    DeviceMemory& inbox = allocate(kBytes);
+    Communicator comm(bootstrap);
+    auto connection = comm.connect(Transport::CudaIpc, peer);
+    RegisteredMemory srcMemory = comm.registerMemory(src.get(), kBytes, Transport::CudaIpc);
+    RegisteredMemory inboxMemory = comm.registerMemory(inbox.get(), kBytes, Transport::CudaIpc);
+    comm.sendMemory(inboxMemory, peer);
+    RegisteredMemory peerInbox = comm.recvMemory(peer).get();
+    ASSERT_NE(peerInbox.data(), nullptr) << "the peer's memory is mapped in this process";
+    Connection conn = connection.get();
+    for (size_t c = 0; c < cases.size(); ++c) {
+      const Case& k = cases[c];
+      SCOPED_TRACE("write of " + std::to_string(k.bytes) + " bytes from offset " + std::to_string(k.srcOffset) +
+                   " to offset " + std::to_string(k.dstOffset));
+      fillPattern(src.get(), kBytes, sourceSeed(rank, c), stream);
+      fillPattern(inbox.get(), kBytes, backgroundSeed(rank, c), stream);
+      finish(stream, "filling the buffers");
+      bootstrap->barrier();  // the peer's inbox is ready for this case
+      conn.write(peerInbox, k.dstOffset, srcMemory, k.srcOffset, k.bytes);
+      conn.flush();
+      bootstrap->barrier();  // the peer's write into this rank's inbox is complete
+      ExpectedBytes expected{k.dstOffset, k.dstOffset + k.bytes, sourceSeed(peer, c), k.srcOffset,
+                             backgroundSeed(rank, c)};
+      Mismatches bad = countUnexpected(inbox.get(), kBytes, expected, stream);
+      EXPECT_EQ(bad.count, 0u) << "first wrong byte at offset " << bad.first;
+    }
+  });
+}
+
+TEST_F(DataPlaneCudaIpcTest, UpdateAndSyncAppliesTheDestinationOffsetOnce) {
+  MSCCLPP_DATA_PLANE_REQUIRE_GPU_PAIRS();
+  // Room beyond the words updated: an offset applied twice would land inside the buffer, visibly.
+  constexpr size_t kWords = 256;
+  const std::vector<uint64_t> offsets = {0, 40, 8 * 17, 8 * 63, 40};
+  runPairTest([&](std::shared_ptr<TcpBootstrap> bootstrap) {
+    TestStream stream;
+    DeviceMemory& words = allocate(kWords * sizeof(uint64_t));
+    Communicator comm(bootstrap);
+    auto connection = comm.connect(Transport::CudaIpc, peer);
+    RegisteredMemory wordsMemory = comm.registerMemory(words.get(), words.bytes(), Transport::CudaIpc);
+    comm.sendMemory(wordsMemory, peer);
+    RegisteredMemory peerWords = comm.recvMemory(peer).get();
+    Connection conn = connection.get();
+    uint64_t source = 0;
+    for (size_t i = 0; i < offsets.size(); ++i) {
+      conn.updateAndSync(peerWords, offsets[i], &source, updateValue(rank, i));
+      EXPECT_EQ(source, updateValue(rank, i)) << "updateAndSync stores the new value into *src";
+    }
+    conn.flush();
+    bootstrap->barrier();
+    std::vector<uint64_t> want(kWords, 0);
+    // Later updates of the same word win: they are applied in call order.
+    for (size_t i = 0; i < offsets.size(); ++i) want[offsets[i] / 8] = updateValue(peer, i);
+    std::vector<uint64_t> got = toHost<uint64_t>(words.get(), kWords, stream);
+    for (size_t w = 0; w < kWords; ++w) EXPECT_EQ(got[w], want[w]) << "word " << w;
+  });
+}
+
+TEST_F(DataPlaneCudaIpcTest, OutOfRangeWritesAreRejectedWithInvalidUsage) {
+  MSCCLPP_DATA_PLANE_REQUIRE_GPU_PAIRS();
+  // Only the first half of the inbox is registered: a write past the registration would still land in
+  // allocated memory, where the owner can see it.
+  constexpr uint64_t kAllocated = 64 << 10;
+  constexpr uint64_t kRegistered = 32 << 10;
+  runPairTest([&](std::shared_ptr<TcpBootstrap> bootstrap) {
+    TestStream stream;
+    DeviceMemory& inbox = allocate(kAllocated);
+    DeviceMemory& src = allocate(kRegistered);
+    DeviceMemory& ethernetOnly = allocate(4096);
+    fillPattern(inbox.get(), kAllocated, backgroundSeed(rank, 0), stream);
+    fillPattern(src.get(), kRegistered, sourceSeed(rank, 0), stream);
+    finish(stream, "filling the buffers");
+    Communicator comm(bootstrap);
+    auto connection = comm.connect(Transport::CudaIpc, peer);
+    RegisteredMemory srcMemory = comm.registerMemory(src.get(), kRegistered, Transport::CudaIpc);
+    RegisteredMemory inboxMemory = comm.registerMemory(inbox.get(), kRegistered, Transport::CudaIpc);
+    RegisteredMemory ethernetMemory = comm.registerMemory(ethernetOnly.get(), 4096, Transport::Ethernet);
+    comm.sendMemory(inboxMemory, peer);
+    comm.sendMemory(ethernetMemory, peer);
+    RegisteredMemory peerInbox = comm.recvMemory(peer).get();
+    RegisteredMemory peerEthernetOnly = comm.recvMemory(peer).get();
+    Connection conn = connection.get();
+    const uint64_t huge = std::numeric_limits<uint64_t>::max() - 3;
+    uint64_t value = 0;
+    expectInvalidUsage([&] { conn.write(peerInbox, kRegistered, srcMemory, 0, 4); }, "write starting at the end");
+    expectInvalidUsage([&] { conn.write(peerInbox, kRegistered - 4, srcMemory, 0, 8); }, "write across the end");
+    expectInvalidUsage([&] { conn.write(peerInbox, huge, srcMemory, 0, 8); }, "write whose end overflows");
+    expectInvalidUsage([&] { conn.write(peerInbox, 0, srcMemory, kRegistered - 4, 8); }, "read past the source");
+    expectInvalidUsage([&] { conn.write(peerInbox, 0, srcMemory, 0, kRegistered + 4); }, "larger than both");
+    expectInvalidUsage([&] { conn.write(peerInbox, 0, peerInbox, 0, 8); }, "source of another process");
+    expectInvalidUsage([&] { conn.write(peerEthernetOnly, 0, srcMemory, 0, 8); }, "destination without CudaIpc");
+    expectInvalidUsage([&] { conn.updateAndSync(peerInbox, kRegistered - 4, &value, 1); }, "update across the end");
+    expectInvalidUsage([&] { conn.updateAndSync(peerInbox, kRegistered, &value, 1); }, "update at the end");
+    expectInvalidUsage([&] { conn.updateAndSync(peerInbox, huge, &value, 1); }, "update whose end overflows");
+    expectInvalidUsage([&] { conn.updateAndSync(peerInbox, 4, &value, 1); }, "update not 8-byte aligned");
+    expectInvalidUsage([&] { conn.updateAndSync(peerInbox, 0, nullptr, 1); }, "update from a null source");
+    EXPECT_EQ(value, 0u) << "a rejected updateAndSync leaves *src alone";
+    // The last bytes inside the registration are a valid target: the checks are not off by one.
+    conn.write(peerInbox, kRegistered - 8, srcMemory, 0, 8);
+    conn.flush();
+    bootstrap->barrier();
+    ExpectedBytes expected{kRegistered - 8, kRegistered, sourceSeed(peer, 0), 0, backgroundSeed(rank, 0)};
+    Mismatches bad = countUnexpected(inbox.get(), kAllocated, expected, stream);
+    EXPECT_EQ(bad.count, 0u) << "only the valid write changed the inbox; first wrong byte at offset " << bad.first;
+  });
+}
+
+// ---- semaphores ----
+
+TEST_F(DataPlaneSemaphoreTest, HostSignalsAreEachConsumedByOneDeviceWait) {
+  MSCCLPP_DATA_PLANE_REQUIRE_GPU_PAIRS();
+  // Signals are sent back to back, so the waiter sees the token jump by many at a time; the counts
+  // must still come out exact.
+  constexpr uint64_t kSignals = 100000;
+  runPairTest([&](std::shared_ptr<TcpBootstrap> bootstrap) {
+    TestStream stream;
+    DeviceMemory& results = allocate(2 * sizeof(SemaphoreCounts));
+    SemaphoreCounts* counts = results.as<SemaphoreCounts>();
+    Communicator comm(bootstrap);
+    Connection conn = comm.connect(Transport::CudaIpc, peer).get();
+    Host2DeviceSemaphore semaphore(comm, conn);
+    waitManyKernel<<<1, 1, 0, stream>>>(semaphore.deviceHandle(), kSignals, counts);
+    launched("waitManyKernel");
+    bootstrap->barrier();  // both waiters are queued before the signals start
+    for (uint64_t i = 0; i < kSignals; ++i) semaphore.signal();
+    finish(stream, "waitManyKernel");
+    SemaphoreCounts after = wordToHost(counts, stream);
+    EXPECT_EQ(after.expected, kSignals);
+    EXPECT_EQ(after.inbound, kSignals);
+    EXPECT_EQ(after.pollAfter, 0u) << "no signal is left over after exactly as many waits";
+
+    bootstrap->barrier();
+    semaphore.signal();
+    pollOnceKernel<<<1, 1, 0, stream>>>(semaphore.deviceHandle(), counts + 1);
+    launched("pollOnceKernel");
+    finish(stream, "pollOnceKernel");
+    SemaphoreCounts polled = wordToHost(counts + 1, stream);
+    EXPECT_EQ(polled.errors, 0u) << "poll() never saw the extra signal";
+    EXPECT_EQ(polled.pollAfter, 0u) << "one signal satisfies one poll";
+    EXPECT_EQ(polled.expected, kSignals + 1);
+    EXPECT_EQ(polled.inbound, kSignals + 1);
+  });
+}
+
+TEST_F(DataPlaneSemaphoreTest, HostToDevicePingPongKeepsCountsOnBothSides) {
+  MSCCLPP_DATA_PLANE_REQUIRE_GPU_PAIRS();
+  // Each hop goes host -> copy engine -> peer kernel -> mapped host memory -> peer host, so a round
+  // costs tens of microseconds; 10,000 rounds keep this test to well under a second or two.
+  constexpr uint64_t kRounds = 10000;
+  runPairTest([&](std::shared_ptr<TcpBootstrap> bootstrap) {
+    TestStream stream;
+    DeviceMemory& results = allocate(sizeof(SemaphoreCounts));
+    MappedHostMemory<uint64_t> ack(1);
+    Communicator comm(bootstrap);
+    Connection conn = comm.connect(Transport::CudaIpc, peer).get();
+    Host2DeviceSemaphore semaphore(comm, conn);
+    ackEachSignalKernel<<<1, 1, 0, stream>>>(semaphore.deviceHandle(), kRounds, ack.device(),
+                                             results.as<SemaphoreCounts>());
+    launched("ackEachSignalKernel");
+    bootstrap->barrier();
+    auto waitForAck = [&](uint64_t round) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (atomicLoad(ack.host(), memoryOrderAcquire) < round) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          throw std::runtime_error("no acknowledgement of round " + std::to_string(round) + " from this rank's kernel");
+        }
+      }
+    };
+    for (uint64_t r = 1; r <= kRounds; ++r) {
+      if (initiator) {
+        semaphore.signal();
+        waitForAck(r);
+      } else {
+        waitForAck(r);
+        semaphore.signal();
+      }
+    }
+    finish(stream, "ackEachSignalKernel");
+    SemaphoreCounts after = wordToHost(results.as<SemaphoreCounts>(), stream);
+    EXPECT_EQ(after.expected, kRounds);
+    EXPECT_EQ(after.inbound, kRounds);
+    EXPECT_EQ(after.pollAfter, 0u);
+  });
+}
+
+class DataPlaneMemorySemaphoreTest : public DataPlaneMpTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(DataPlaneMemorySemaphoreTest, PingPongKeepsCountsOver100000Rounds) {
+  MSCCLPP_DATA_PLANE_REQUIRE_GPU_PAIRS();
+  const bool relaxed = GetParam();
+  constexpr uint32_t kRounds = 100000;
+  runPairTest([&](std::shared_ptr<TcpBootstrap> bootstrap) {
+    TestStream stream;
+    DeviceMemory& mailbox = allocate(256);
+    DeviceMemory& results = allocate(sizeof(SemaphoreCounts));
+    Communicator comm(bootstrap);
+    auto connection = comm.connect(Transport::CudaIpc, peer);
+    RegisteredMemory mailboxMemory = comm.registerMemory(mailbox.get(), mailbox.bytes(), Transport::CudaIpc);
+    comm.sendMemory(mailboxMemory, peer);
+    RegisteredMemory peerMailbox = comm.recvMemory(peer).get();
+    Connection conn = connection.get();
+    MemoryDevice2DeviceSemaphore semaphore(comm, conn);
+    auto handle = semaphore.deviceHandle();
+    ASSERT_NE(handle.remoteInboundToken, nullptr);
+    bootstrap->barrier();  // launched together, so that no wait covers the peer's setup
+    auto* kernel = relaxed ? memoryPingPongKernel<true> : memoryPingPongKernel<false>;
+    kernel<<<1, 1, 0, stream>>>(handle, mailbox.as<uint32_t>(), static_cast<uint32_t*>(peerMailbox.data()), kRounds,
+                                initiator, rank, peer, results.as<SemaphoreCounts>());
+    launched("memoryPingPongKernel");
+    finish(stream, "memoryPingPongKernel");
+    SemaphoreCounts after = wordToHost(results.as<SemaphoreCounts>(), stream);
+    EXPECT_EQ(after.errors, 0u) << "rounds whose data was not visible after wait()";
+    EXPECT_EQ(after.outbound, kRounds);
+    EXPECT_EQ(after.expected, kRounds);
+    EXPECT_EQ(after.inbound, kRounds);
+    EXPECT_EQ(after.pollAfter, 0u);
+    // The host reads the same words the handle points to.
+    EXPECT_EQ(wordToHost(handle.inboundToken, stream), kRounds);
+    EXPECT_EQ(wordToHost(handle.outboundToken, stream), kRounds);
+    bootstrap->barrier();  // the peer's kernel has stopped signaling into this rank's token
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(SignalAndWait, DataPlaneMemorySemaphoreTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? std::string("Relaxed") : std::string("Ordered");
+                         });
+
+TEST_F(DataPlaneSemaphoreTest, HostToHostSemaphoreOverCudaIpcIsRefused) {
+  MSCCLPP_DATA_PLANE_REQUIRE_GPU_PAIRS();
+  runPairTest([&](std::shared_ptr<TcpBootstrap> bootstrap) {
+    Communicator comm(bootstrap);
+    Connection conn = comm.connect(Transport::CudaIpc, peer).get();
+    Semaphore semaphore = comm.buildSemaphore(conn, peer).get();
+    expectInvalidUsage([&] { Host2HostSemaphore refused(semaphore); }, "Host2HostSemaphore from a CudaIpc Semaphore");
+    // The communicator form builds the semaphore with the peer (both sides call it), then refuses.
+    expectInvalidUsage([&] { Host2HostSemaphore refused(comm, conn); }, "Host2HostSemaphore over a CudaIpc connection");
+  });
+}
+
+TEST_F(DataPlaneSemaphoreTest, MemorySemaphoreOverEthernetIsRefused) {
+  MSCCLPP_DATA_PLANE_REQUIRE_GPU_PAIRS();
+  runPairTest([&](std::shared_ptr<TcpBootstrap> bootstrap) {
+    Communicator comm(bootstrap);
+    Connection conn = comm.connect(EndpointConfig{Transport::Ethernet, DeviceType::GPU}, peer).get();
+    // Over Ethernet the peer's token is not mapped here: only a proxy can signal it.
+    expectInvalidUsage([&] { MemoryDevice2DeviceSemaphore refused(comm, conn); },
+                       "MemoryDevice2DeviceSemaphore over Ethernet");
+  });
+}
+
+TEST_F(DataPlaneSemaphoreTest, HostToDeviceSemaphoreOnAHostEndpointIsRefused) {
+  MSCCLPP_DATA_PLANE_REQUIRE_GPU_PAIRS();
+  runPairTest([&](std::shared_ptr<TcpBootstrap> bootstrap) {
+    Communicator comm(bootstrap);
+    Connection conn = comm.connect(EndpointConfig{Transport::Ethernet, DeviceType::CPU}, peer).get();
+    expectInvalidUsage([&] { Host2DeviceSemaphore refused(comm, conn); }, "Host2DeviceSemaphore on a CPU endpoint");
+  });
+}
