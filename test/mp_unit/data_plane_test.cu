@@ -351,7 +351,7 @@ TEST_P(DataPlaneMemorySemaphoreTest, PingPongKeepsCountsOver100000Rounds) {
   });
 }
 
-INSTANTIATE_TEST_SUITE_P(SignalAndWait, DataPlaneMemorySemaphoreTest, ::testing::Values(false, true),
+INSTANTIATE_TEST_SUITE_P(DataPlane, DataPlaneMemorySemaphoreTest, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool>& info) {
                            return info.param ? std::string("Relaxed") : std::string("Ordered");
                          });
