@@ -270,6 +270,7 @@ class TcpBootstrap::Impl {
   std::vector<std::shared_ptr<TcpSocket>> livenessSockets_;
   std::vector<bool> departed_;
   bool aborted_ = false;
+  std::atomic<bool> abortedFlag_{false};  // aborted_, readable without the mutex on fast paths
   std::string abortReason_;
   std::string rootCause_;
   std::map<std::pair<int, int>, std::shared_ptr<Channel>> sendChannels_, recvChannels_;
@@ -716,6 +717,13 @@ void TcpBootstrap::Impl::ringExchange(const char* sendData, char* recvData, int 
   int32_t outHeader = size, inHeader = 0;
   const size_t total = 4 + static_cast<size_t>(size);
   size_t outDone = 0, inDone = 0;
+  // A small frame leaves as one contiguous buffer: one segment, one wake-up at the successor.
+  char small[4 + 4096];
+  const bool contiguous = size <= 4096;
+  if (contiguous) {
+    std::memcpy(small, &outHeader, 4);
+    if (size > 0) std::memcpy(small + 4, sendData, size);
+  }
   // Socket errors only know addresses; the ring knows which rank is behind each.
   auto naming = [&](int peer, auto&& io) -> size_t {
     try {
@@ -731,6 +739,7 @@ void TcpBootstrap::Impl::ringExchange(const char* sendData, char* recvData, int 
     bool progress = false;
     if (outDone < total) {
       size_t n = naming(next, [&] {
+        if (contiguous) return ringNext_->trySend(small + outDone, total - outDone);
         return outDone < 4 ? ringNext_->trySend(reinterpret_cast<char*>(&outHeader) + outDone, 4 - outDone)
                            : ringNext_->trySend(sendData + (outDone - 4), total - outDone);
       });
@@ -818,6 +827,7 @@ void TcpBootstrap::Impl::abort(const std::string& reason, const std::string& roo
     std::lock_guard<std::mutex> lock(mutex_);
     if (aborted_) return;
     aborted_ = true;
+    abortedFlag_.store(true);
     abortReason_ = reason;
     rootCause_ = rootCause.empty() ? reason : rootCause;
     sockets = sockets_;
@@ -1080,8 +1090,9 @@ void TcpBootstrap::Impl::send(const void* data, int size, int peer, int tag) {
   checkPeer("send", peer);
   MSCCLPP_CHECK_USAGE(size >= 0 && (data || size == 0), "TcpBootstrap::send on rank ", rank_, ": bad buffer (",
                       data, ", ", size, " bytes)");
-  const std::string doing = concat("send to ", describePeer(peer), " tag ", tag);
-  throwIfAborted(doing);
+  // Error context is built only when there is an error: formatting it costs as much as a message.
+  auto doing = [&] { return concat("send to ", describePeer(peer), " tag ", tag); };
+  if (abortedFlag_.load()) throwIfAborted(doing());
   const Deadline deadline = opDeadline();
   auto ch = channel(sendChannels_, peer, tag);
   std::lock_guard<std::mutex> lock(ch->mutex);
@@ -1089,7 +1100,7 @@ void TcpBootstrap::Impl::send(const void* data, int size, int peer, int tag) {
     if (!ch->socket) ch->socket = openConnection(peer, peers_[peer].listen, ConnKind::Data, tag, deadline);
     sendFrame(*ch->socket, data, size, deadline);
   } catch (const std::exception& e) {
-    fail(e, doing);
+    fail(e, doing());
   }
 }
 
@@ -1098,8 +1109,8 @@ void TcpBootstrap::Impl::recv(void* data, int size, int peer, int tag) {
   checkPeer("recv", peer);
   MSCCLPP_CHECK_USAGE(size >= 0 && (data || size == 0), "TcpBootstrap::recv on rank ", rank_, ": bad buffer (",
                       data, ", ", size, " bytes)");
-  const std::string doing = concat("recv from ", describePeer(peer), " tag ", tag);
-  throwIfAborted(doing);
+  auto doing = [&] { return concat("recv from ", describePeer(peer), " tag ", tag); };
+  if (abortedFlag_.load()) throwIfAborted(doing());
   const Deadline deadline = opDeadline();
   auto ch = channel(recvChannels_, peer, tag);
   std::lock_guard<std::mutex> lock(ch->mutex);
@@ -1108,7 +1119,7 @@ void TcpBootstrap::Impl::recv(void* data, int size, int peer, int tag) {
     if (!ch->socket) ch->socket = waitIncoming(ConnKind::Data, peer, tag, deadline);
     recvFrame(*ch->socket, data, size, deadline, &tooLong);
   } catch (const std::exception& e) {
-    fail(e, doing);
+    fail(e, doing());
   }
   MSCCLPP_CHECK_USAGE(tooLong == 0, "TcpBootstrap::recv on rank ", rank_, ": the message from rank ", peer, " tag ", tag,
                       " is ", tooLong, " bytes, longer than the ", size, "-byte buffer (the message was dropped)");
@@ -1118,7 +1129,7 @@ void TcpBootstrap::Impl::allGather(void* all, int size) {
   checkReady("allGather");
   MSCCLPP_CHECK_USAGE(size >= 0 && (all || size == 0), "TcpBootstrap::allGather on rank ", rank_, ": bad buffer");
   if (nRanks_ == 1) return;
-  throwIfAborted("allGather");
+  if (abortedFlag_.load()) throwIfAborted("allGather");
   const Deadline deadline = opDeadline();
   char* base = static_cast<char*>(all);
   std::lock_guard<std::mutex> ring(ringMutex_);
@@ -1138,17 +1149,20 @@ void TcpBootstrap::Impl::broadcast(void* data, int size, int root) {
   checkPeer("broadcast", root);
   MSCCLPP_CHECK_USAGE(size >= 0 && (data || size == 0), "TcpBootstrap::broadcast on rank ", rank_, ": bad buffer");
   if (nRanks_ == 1) return;
-  const std::string doing = concat("broadcast from rank ", root);
-  throwIfAborted(doing);
-  const Deadline deadline = opDeadline();
   const int next = (rank_ + 1) % nRanks_;
+  const int prev = (rank_ - 1 + nRanks_) % nRanks_;
+  auto doing = [&] {
+    return concat("broadcast from rank ", root, " (ring: from ", describePeer(prev), " to ", describePeer(next), ")");
+  };
+  if (abortedFlag_.load()) throwIfAborted(doing());
+  const Deadline deadline = opDeadline();
   std::lock_guard<std::mutex> ring(ringMutex_);
   try {
     if (rank_ != root) {
       int tooLong = 0;
       int got = recvFrame(*ringPrev_, data, size, deadline, &tooLong);
       if (got != size) {
-        std::string message = concat("rank ", rank_, ": ", doing, ": received ", got, " bytes where this rank expects ",
+        std::string message = concat("rank ", rank_, ": ", doing(), ": received ", got, " bytes where this rank expects ",
                                      size, "; every rank must pass the same size");
         abort(message);
         throw Error(message, ErrorCode::InvalidUsage);
@@ -1156,7 +1170,7 @@ void TcpBootstrap::Impl::broadcast(void* data, int size, int root) {
     }
     if (next != root) sendFrame(*ringNext_, data, size, deadline);
   } catch (const std::exception& e) {
-    fail(e, doing);
+    fail(e, doing());
   }
 }
 
