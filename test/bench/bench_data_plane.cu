@@ -239,8 +239,8 @@ std::vector<Table> signalLatency(BenchContext& ctx) {
     const double rawUs = raw.hopUs(batches, perBatch);
     Samples samples(batches);
     pair.sync();
-    semaphorePingPongKernel<<<1, 1, 0, pair.stream()>>>(semaphore.deviceHandle(), batches, perBatch,
-                                                        pair.initiator(), samples.out());
+    semaphorePingPongKernel<<<1, 1, 0, pair.stream()>>>(semaphore.deviceHandle(), batches, perBatch, pair.initiator(),
+                                                        samples.out());
     check(cudaGetLastError(), "semaphorePingPongKernel");
     pair.finish();
     const double semUs = samples.medianUs(pair.stream(), perBatch) / 2;
@@ -356,7 +356,8 @@ __global__ void rawRingStoreKernel(uint64_t* ring, int reps, int records, uint64
 __global__ void fifoRoundTripKernel(FifoDeviceHandle fifo, int batches, int perBatch, uint64_t* samples) {
   for (int b = 0; b < batches; ++b) {
     const uint64_t t0 = nowNs();
-    for (int i = 0; i < perBatch; ++i) fifo.sync(fifo.push(ProxyTrigger(TriggerFlag, 0, 0, 0, 0, 1, 0), kBenchSpin), kBenchSpin);
+    for (int i = 0; i < perBatch; ++i)
+      fifo.sync(fifo.push(ProxyTrigger(TriggerFlag, 0, 0, 0, 0, 1, 0), kBenchSpin), kBenchSpin);
     samples[b] = nowNs() - t0;
   }
 }
@@ -435,15 +436,15 @@ std::vector<Table> fifoBench(BenchContext& ctx) {
     check(done, "rawHostRoundTripKernel");
     const double rawTripUs = rawTrips.medianUs(pair.stream(), perBatch);
 
-    Table table{"proxy FIFO on rank 0 (512 entries, handler does nothing)",
-                {"measure", "us", "reference", "ref_us", "ratio"},
-                {{"push, per trigger", fmt(pushUs, 3), "raw 16B store to mapped host", fmt(storeUs, 3),
-                  fmt(pushUs / storeUs)},
-                 {"push + sync round trip", fmt(tripUs, 3), "raw GPU-host-GPU flag", fmt(rawTripUs, 3),
-                  fmt(tripUs / rawTripUs)}},
-                {"push: " + std::to_string(kFifoTriggers) + " triggers from one thread until the last is popped, " +
-                     "median of " + std::to_string(reps) + " runs",
-                 "round trip: median of " + std::to_string(batches) + " batches of " + std::to_string(perBatch)}};
+    Table table{
+        "proxy FIFO on rank 0 (512 entries, handler does nothing)",
+        {"measure", "us", "reference", "ref_us", "ratio"},
+        {{"push, per trigger", fmt(pushUs, 3), "raw 16B store to mapped host", fmt(storeUs, 3), fmt(pushUs / storeUs)},
+         {"push + sync round trip", fmt(tripUs, 3), "raw GPU-host-GPU flag", fmt(rawTripUs, 3),
+          fmt(tripUs / rawTripUs)}},
+        {"push: " + std::to_string(kFifoTriggers) + " triggers from one thread until the last is popped, " +
+             "median of " + std::to_string(reps) + " runs",
+         "round trip: median of " + std::to_string(batches) + " batches of " + std::to_string(perBatch)}};
     return std::vector<Table>{table};
   });
 }
@@ -528,8 +529,7 @@ std::vector<Table> portChannelRtt(BenchContext& ctx) {
     };
     const Variant variants[] = {
         {"CudaIpc", EndpointConfig{Transport::CudaIpc}, "raw GPU flag ping-pong", rawRtt},
-        {"Ethernet (GPU memory)", EndpointConfig{Transport::Ethernet, DeviceType::GPU}, "raw TCP, host memory",
-         tcpRtt},
+        {"Ethernet (GPU memory)", EndpointConfig{Transport::Ethernet, DeviceType::GPU}, "raw TCP, host memory", tcpRtt},
     };
     int tag = 20;
     for (const Variant& v : variants) {
@@ -601,7 +601,7 @@ std::vector<Table> bandwidth(BenchContext& ctx) {
     }
     const size_t maxBytes = sizes.back();
     const int iters = ctx.quick ? 5 : 20;
-    Buffer& data = pair.allocate(maxBytes);  // rank 0: source of put and port put; rank 1: source of get
+    Buffer& data = pair.allocate(maxBytes);    // rank 0: source of put and port put; rank 1: source of get
     Buffer& target = pair.allocate(maxBytes);  // destination of put, get, port put and the reference copy
     Buffer& packets = pair.allocate(2 * maxBytes);
     RegisteredMemory localData, localTarget, localPackets;
@@ -691,18 +691,18 @@ std::vector<Table> bandwidth(BenchContext& ctx) {
 
 }  // namespace
 
-MSCCLPP_BENCH_SECTION(signalLatency, Section{"signal-latency",
-                                             "cross-process MemoryDevice2DeviceSemaphore hop vs a raw flag hop",
-                                             gpuSkipReason, signalLatency});
+MSCCLPP_BENCH_SECTION(signalLatency,
+                      Section{"signal-latency", "cross-process MemoryDevice2DeviceSemaphore hop vs a raw flag hop",
+                              gpuSkipReason, signalLatency});
 MSCCLPP_BENCH_SECTION(packetLatency, Section{"packet-latency", "LL8/LL16 packet ping-pong vs a raw flag hop",
                                              gpuSkipReason, packetLatency});
 MSCCLPP_BENCH_SECTION(fifoBench, Section{"fifo", "proxy FIFO push throughput and round trip vs raw mapped memory",
                                          gpuSkipReason, fifoBench});
-MSCCLPP_BENCH_SECTION(portChannelRtt, Section{"port-channel-rtt",
-                                              "PortChannel putWithSignal+flush round trip (CudaIpc, Ethernet)",
-                                              gpuSkipReason, portChannelRtt});
-MSCCLPP_BENCH_SECTION(bandwidth, Section{"bandwidth",
-                                         "MemoryChannel put/get, PortChannel put, LL16 putPackets vs cudaMemcpyAsync",
-                                         gpuSkipReason, bandwidth});
+MSCCLPP_BENCH_SECTION(portChannelRtt,
+                      Section{"port-channel-rtt", "PortChannel putWithSignal+flush round trip (CudaIpc, Ethernet)",
+                              gpuSkipReason, portChannelRtt});
+MSCCLPP_BENCH_SECTION(bandwidth,
+                      Section{"bandwidth", "MemoryChannel put/get, PortChannel put, LL16 putPackets vs cudaMemcpyAsync",
+                              gpuSkipReason, bandwidth});
 
 }  // namespace mscclpp::bench

@@ -78,7 +78,7 @@ static __global__ void fillPatternKernel(uint8_t* p, uint64_t n, uint32_t seed, 
 }
 
 static __global__ void countUnexpectedKernel(const uint8_t* p, uint64_t n, ExpectedBytes e, unsigned long long* bad,
-                                      unsigned long long* firstBad) {
+                                             unsigned long long* firstBad) {
   for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < n; i += uint64_t{gridDim.x} * blockDim.x) {
     const uint8_t want =
         (i >= e.lo && i < e.hi) ? patternByte(e.seed, e.srcFirst + (i - e.lo)) : patternByte(e.backgroundSeed, i);
@@ -198,14 +198,15 @@ struct Mismatches {
   unsigned long long first = 0;
 };
 
-static inline Mismatches countUnexpected(const void* p, uint64_t bytes, const ExpectedBytes& expected, cudaStream_t stream) {
+static inline Mismatches countUnexpected(const void* p, uint64_t bytes, const ExpectedBytes& expected,
+                                         cudaStream_t stream) {
   DeviceMemory counters(2 * sizeof(unsigned long long));
   const unsigned long long none = ~0ULL;
   cudaCheck(cudaMemcpyAsync(counters.as<unsigned long long>(1), &none, sizeof(none), cudaMemcpyHostToDevice, stream),
             "cudaMemcpyAsync");
   countUnexpectedKernel<<<256, 512, 0, stream>>>(static_cast<const uint8_t*>(p), bytes, expected,
-                                                  counters.as<unsigned long long>(0),
-                                                  counters.as<unsigned long long>(1));
+                                                 counters.as<unsigned long long>(0),
+                                                 counters.as<unsigned long long>(1));
   launched("countUnexpectedKernel");
   Mismatches out;
   unsigned long long host[2] = {0, 0};
@@ -292,16 +293,16 @@ class DataPlaneMpTest : public MultiProcessTest {
 
 /// Skips the test on every rank unless every rank has a GPU and the ranks pair up; then makes this
 /// rank's GPU current.
-#define MSCCLPP_DATA_PLANE_REQUIRE_GPU_PAIRS()                                                     \
-  do {                                                                                             \
-    if (anyRank(!::mscclpp::gpuCapabilities().gpuAvailable())) {                                  \
-      MSCCLPP_REQUIRE_GPU();                                                                       \
-      GTEST_SKIP() << "another rank has no GPU";                                                   \
-    }                                                                                              \
-    if (nRanks < 2 || nRanks % 2 != 0) {                                                           \
-      GTEST_SKIP() << "needs an even number of ranks (they work in pairs), have " << nRanks;       \
-    }                                                                                              \
-    ASSERT_TRUE(selectGpu()) << "a rank could not make its GPU current";                          \
+#define MSCCLPP_DATA_PLANE_REQUIRE_GPU_PAIRS()                                               \
+  do {                                                                                       \
+    if (anyRank(!::mscclpp::gpuCapabilities().gpuAvailable())) {                             \
+      MSCCLPP_REQUIRE_GPU();                                                                 \
+      GTEST_SKIP() << "another rank has no GPU";                                             \
+    }                                                                                        \
+    if (nRanks < 2 || nRanks % 2 != 0) {                                                     \
+      GTEST_SKIP() << "needs an even number of ranks (they work in pairs), have " << nRanks; \
+    }                                                                                        \
+    ASSERT_TRUE(selectGpu()) << "a rank could not make its GPU current";                     \
   } while (0)
 
 }  // namespace mscclpp::test

@@ -53,8 +53,8 @@ struct CopyCase {
 };
 
 std::string describe(const CopyCase& c) {
-  return "Alignment " + std::to_string(c.alignment) + (c.copyRemainder ? ", CopyRemainder" : ", no remainder") +
-         ", " + std::to_string(c.bytes) + " bytes from offset " + std::to_string(c.srcOffset) + " to offset " +
+  return "Alignment " + std::to_string(c.alignment) + (c.copyRemainder ? ", CopyRemainder" : ", no remainder") + ", " +
+         std::to_string(c.bytes) + " bytes from offset " + std::to_string(c.srcOffset) + " to offset " +
          std::to_string(c.dstOffset) + ", " + std::to_string(c.blocks) + "x" + std::to_string(c.threads) + " threads";
 }
 
@@ -172,8 +172,7 @@ constexpr uint64_t kSignalIn = 1 << 20;
 /// Round r: one side stamps its OUT, puts it into the peer's IN with all threads and signals; the
 /// other waits and checks every word of its IN, then answers the same way.
 __global__ void putSignalPingPongKernel(MemoryChannelDeviceHandle channel, uint64_t bytes, uint32_t rounds,
-                                        bool initiator, uint32_t side, uint32_t peerSide,
-                                        unsigned long long* errors) {
+                                        bool initiator, uint32_t side, uint32_t peerSide, unsigned long long* errors) {
   uint32_t* out = reinterpret_cast<uint32_t*>(static_cast<char*>(channel.src_) + kSignalOut);
   const uint32_t* in = reinterpret_cast<const uint32_t*>(static_cast<char*>(channel.src_) + kSignalIn);
   const uint64_t words = bytes / 4;
@@ -229,7 +228,7 @@ TEST_F(DataPlaneMemoryChannelTest, PutAndGetMoveExactlyTheDocumentedBytes) {
   // Source and destination offsets agree modulo the alignment, as copy() requires; the rest varies.
   const std::vector<CopyCase> cases = {
       {16, true, 4, 0, 0, 1, 1},
-      {16, true, 12, 4, 4, 1, 32},  // shorter than the head: all head
+      {16, true, 12, 4, 4, 1, 32},   // shorter than the head: all head
       {16, false, 12, 4, 4, 1, 32},  // ... so nothing is copied without the remainder
       {16, true, 4100, 8, 56, 1, 96},
       {16, false, 4100, 8, 56, 1, 96},
@@ -269,16 +268,16 @@ TEST_F(DataPlaneMemoryChannelTest, PutAndGetMoveExactlyTheDocumentedBytes) {
       bootstrap->barrier();  // the peer's put into IN and its get from OUT are complete
 
       // The peer's put wrote this rank's IN through its mapping, whose address has the same alignment.
-      const Span put = bytesCopied(reinterpret_cast<uintptr_t>(buffer.get() + kIn + k.dstOffset), k.bytes,
-                                   k.alignment, k.copyRemainder);
+      const Span put = bytesCopied(reinterpret_cast<uintptr_t>(buffer.get() + kIn + k.dstOffset), k.bytes, k.alignment,
+                                   k.copyRemainder);
       Mismatches bad = countUnexpected(
           buffer.get() + kIn, window,
           {k.dstOffset + put.lo, k.dstOffset + put.hi, outSeed(peer, c), k.srcOffset + put.lo, inBackground(rank, c)},
           stream);
       EXPECT_EQ(bad.count, 0u) << "put into this rank: first wrong byte at offset " << bad.first << " (expected ["
                                << k.dstOffset + put.lo << ", " << k.dstOffset + put.hi << ") copied)";
-      const Span got = bytesCopied(reinterpret_cast<uintptr_t>(buffer.get() + kGot + k.dstOffset), k.bytes,
-                                   k.alignment, k.copyRemainder);
+      const Span got = bytesCopied(reinterpret_cast<uintptr_t>(buffer.get() + kGot + k.dstOffset), k.bytes, k.alignment,
+                                   k.copyRemainder);
       bad = countUnexpected(
           buffer.get() + kGot, window,
           {k.dstOffset + got.lo, k.dstOffset + got.hi, outSeed(peer, c), k.srcOffset + got.lo, gotBackground(rank, c)},
@@ -307,8 +306,8 @@ TEST_F(DataPlaneMemoryChannelTest, ReadAndWriteAccessThePeersElements) {
     launched("readAndWriteKernel");
     finish(stream, "readAndWriteKernel");
     bootstrap->barrier();
-    Mismatches bad =
-        countUnexpected(buffer.get() + kIn, window, {0, kWords * 8, outSeed(peer, 1), 0, inBackground(rank, 0)}, stream);
+    Mismatches bad = countUnexpected(buffer.get() + kIn, window,
+                                     {0, kWords * 8, outSeed(peer, 1), 0, inBackground(rank, 0)}, stream);
     EXPECT_EQ(bad.count, 0u) << "write<uint64_t>: first wrong byte at offset " << bad.first;
     bad = countUnexpected(buffer.get() + kGot, window, {0, kWords * 4, outSeed(peer, 0), 0, gotBackground(rank, 0)},
                           stream);
@@ -330,8 +329,8 @@ void packetEpochs(DeviceMemory& buffer, std::shared_ptr<TcpBootstrap> bootstrap,
   // Two launches with different thread counts; the second continues the flags of the first on the
   // same, never cleared, packet buffer.
   auto* errorCounts = errors.as<unsigned long long>();
-  packetEpochsKernel<Packet><<<1, 256, 0, stream>>>(channel.deviceHandle(), kBytes, 1, kEpochsPerLaunch, false,
-                                                    false, rank, peer, errorCounts);
+  packetEpochsKernel<Packet><<<1, 256, 0, stream>>>(channel.deviceHandle(), kBytes, 1, kEpochsPerLaunch, false, false,
+                                                    rank, peer, errorCounts);
   launched("packetEpochsKernel");
   packetEpochsKernel<Packet><<<1, 96, 0, stream>>>(channel.deviceHandle(), kBytes, 1 + kEpochsPerLaunch,
                                                    kEpochsPerLaunch, true, true, rank, peer, errorCounts);

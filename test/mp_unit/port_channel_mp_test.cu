@@ -274,15 +274,14 @@ class DataPlanePortChannelTest : public DataPlaneMpTest {
       PortChannel channel = proxy.portChannel(pair.semaphore, pair.dst, pair.src);
       proxy.startProxy();
       bootstrap->barrier();
-      everyRequestFormKernel<<<1, 256, 0, stream>>>(channel.deviceHandle(), pair.dst, pair.src, buffer.get(),
-                                                    initiator, rank, peer, kDeviceSpinLimit,
-                                                    errors.as<unsigned long long>());
+      everyRequestFormKernel<<<1, 256, 0, stream>>>(channel.deviceHandle(), pair.dst, pair.src, buffer.get(), initiator,
+                                                    rank, peer, kDeviceSpinLimit, errors.as<unsigned long long>());
       launched("everyRequestFormKernel");
       finish(stream, "everyRequestFormKernel");
       std::vector<unsigned long long> wrong = toHost<unsigned long long>(errors.get(), kSteps, stream);
-      const char* steps[kSteps] = {"put + put + signal",   "putWithSignal",          "putWithSignalAndFlush",
-                                   "put + flush + signal", "same-offset forms",      "base handle forms",
-                                   "poll"};
+      const char* steps[kSteps] = {
+          "put + put + signal", "putWithSignal", "putWithSignalAndFlush", "put + flush + signal", "same-offset forms",
+          "base handle forms",  "poll"};
       for (int s = 0; s < kSteps; ++s) EXPECT_EQ(wrong[s], 0u) << "step " << s << ": " << steps[s];
       bootstrap->barrier();  // the peer's proxy has nothing left to deliver here
       EXPECT_NO_THROW(proxy.stopProxy()) << "no request failed on the proxy";
@@ -325,8 +324,8 @@ TEST_F(DataPlanePortChannelTest, SemaphoresAndMemoriesAddedAfterStartProxyAreSer
     EXPECT_EQ(added.dst, pair.src + 1);
     finish(first, "portPingPongKernel on the first channel");
     bootstrap->barrier();
-    portPingPongKernel<<<1, 128, 0, second>>>(addedChannel.deviceHandle(), later.get(), kBytes, 1, 200, initiator,
-                                              rank, peer, errors.as<unsigned long long>(1));
+    portPingPongKernel<<<1, 128, 0, second>>>(addedChannel.deviceHandle(), later.get(), kBytes, 1, 200, initiator, rank,
+                                              peer, errors.as<unsigned long long>(1));
     launched("portPingPongKernel");
     finish(second, "portPingPongKernel on the added channel");
     std::vector<unsigned long long> wrong = toHost<unsigned long long>(errors.get(), 2, first);
