@@ -26,6 +26,7 @@
 #include "memory/ipc_import_cache.hpp"
 #include "memory/token_pool.hpp"
 #include "mp_unit/mp_test.hpp"
+#include "transport/access.hpp"
 
 using namespace mscclpp;
 using H = GpuIpcMemHandle;
@@ -284,7 +285,8 @@ TEST_F(GpuIpcMemMpTest, CuMemWithPosixFdOnlyTravelsThroughTheFdService) {
   if (!prepare()) GTEST_SKIP() << "needs at least 2 ranks";
   if (!vmmWithPosixFd()) GTEST_SKIP() << "the GPU has no VMM with POSIX fd handles";
   CuMemBuffer buf(2 << 20, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
-  ASSERT_TRUE(buf.ok()) << cuResultName(buf.status());
+  // Decided together: a rank that left alone would leave the others waiting in MPI.
+  if (anyRank(!buf.ok())) GTEST_FAIL() << "cuMemCreate with POSIX fd handles: " << cuResultName(buf.status());
   auto peer = roundTrip(buf.get(), buf.size(), H::kAllTypes, H::kAllTypes, H::PosixFd);
   if (peer) {
     EXPECT_TRUE(contains(peer->attemptLog(), "Fabric: not offered: the allocation was created without fabric"))
@@ -383,9 +385,9 @@ TEST_F(GpuIpcMemMpTest, AnImporterRestrictedToAnAbsentTypeListsEveryAttempt) {
   auto buf = detail::gpuCallocPhysicalShared<char>(2 << 20);
   auto exp = tryExport(buf.get(), 2 << 20, H::kAllTypes);
   auto h = neighbourHandle(exp);
-  ASSERT_TRUE(h.has_value());
+  EXPECT_TRUE(h.has_value());
   try {
-    GpuIpcMem::open(*h, H::RuntimeIpc);
+    if (h) GpuIpcMem::open(*h, H::RuntimeIpc);
     ADD_FAILURE() << "opened a cuMem handle through runtime IPC";
   } catch (const Error& e) {
     EXPECT_EQ(e.getErrorCode(), ErrorCode::InvalidUsage) << "nothing could be tried";
@@ -409,9 +411,9 @@ TEST_F(GpuIpcMemMpTest, AnExportGoneBeforeTheImportIsReportedWithEveryAttempt) {
   barrier();
   exp.reset();
   barrier();
-  ASSERT_TRUE(h.has_value());
+  EXPECT_TRUE(h.has_value());
   try {
-    GpuIpcMem::open(*h, H::kAllTypes);
+    if (h) GpuIpcMem::open(*h, H::kAllTypes);
     ADD_FAILURE() << "imported memory whose export is gone";
   } catch (const Error& e) {
     EXPECT_EQ(e.getErrorCode(), ErrorCode::Aborted) << e.what();
@@ -648,18 +650,28 @@ TEST_F(GpuIpcMemMpTest, RegisteredMemoryOverCudaIpcIsMappedOnceAndWrittenByAConn
   auto endpoints = allGatherBytes(endpoint.serialize(), nRanks);
 
   const IpcImportCacheStats before = IpcImportCache::instance().stats();
-  RegisteredMemory remoteWhole = RegisteredMemory::deserialize(wholes[next()]);
-  RegisteredMemory remotePart = RegisteredMemory::deserialize(parts[next()]);
+  RegisteredMemory remoteWhole, remotePart;
+  try {
+    remoteWhole = RegisteredMemory::deserialize(wholes[next()]);
+    remotePart = RegisteredMemory::deserialize(parts[next()]);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "deserializing the neighbour's memory: " << e.what();
+  }
   EXPECT_EQ(IpcImportCache::instance().stats().imports, before.imports + 1) << "two registrations, one allocation";
-  ASSERT_NE(remoteWhole.data(), nullptr);
-  EXPECT_EQ(static_cast<char*>(remotePart.data()), static_cast<char*>(remoteWhole.data()) + inner);
-  EXPECT_EQ(remotePart.size(), innerBytes);
-  EXPECT_EQ(mismatches(remoteWhole.data(), total / 4, seedOf(next(), 5)), 0u);
-
-  // The next rank's inner range is overwritten with this rank's source through a CudaIpc connection.
-  Connection connection = context->connect(endpoint, Endpoint::deserialize(endpoints[next()]));
-  connection.write(remotePart, 0, source, 0, innerBytes);
-  connection.flush();
+  EXPECT_NE(remoteWhole.data(), nullptr);
+  if (remoteWhole.data() && remotePart.data()) {
+    EXPECT_EQ(static_cast<char*>(remotePart.data()), static_cast<char*>(remoteWhole.data()) + inner);
+    EXPECT_EQ(remotePart.size(), innerBytes);
+    EXPECT_EQ(mismatches(remoteWhole.data(), total / 4, seedOf(next(), 5)), 0u);
+    // The next rank's inner range is overwritten with this rank's source through a CudaIpc connection.
+    try {
+      Connection connection = context->connect(endpoint, Endpoint::deserialize(endpoints[next()]));
+      connection.write(remotePart, 0, source, 0, innerBytes);
+      connection.flush();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "writing through a CudaIpc connection: " << e.what();
+    }
+  }
   barrier();
   EXPECT_EQ(mismatches(buf.get() + inner, innerBytes / 4, seedOf(prev(), 6)), 0u);
   EXPECT_EQ(mismatches(buf.get(), inner / 4, seedOf(rank, 5)), 0u) << "bytes before the range are untouched";
@@ -687,7 +699,14 @@ TEST_F(GpuIpcMemMpTest, SemaphoreTokensShareOnePoolChunkAndOneImportPerPeer) {
     for (auto& [peer, conn] : connections) futures.emplace_back(peer, comm.buildSemaphore(conn, peer));
   }
   std::vector<std::pair<int, Semaphore>> semaphores;
-  for (auto& [peer, f] : futures) semaphores.emplace_back(peer, f.get());
+  for (auto& [peer, f] : futures) {
+    try {
+      semaphores.emplace_back(peer, f.get());
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "building a semaphore with rank " << peer << ": " << e.what();
+      semaphores.emplace_back(peer, Semaphore());
+    }
+  }
   const ContextMemoryUsage usage = comm.context()->memoryUsage();
   EXPECT_EQ(usage.tokenPoolChunks, 1u);
   EXPECT_GE(usage.tokensInUse, static_cast<size_t>(kPerPeer * (nRanks - 1)));
@@ -698,14 +717,17 @@ TEST_F(GpuIpcMemMpTest, SemaphoreTokensShareOnePoolChunkAndOneImportPerPeer) {
   // local token of the same semaphore.
   std::vector<uint64_t*> targets;
   std::vector<uint64_t> values;
+  bool complete = true;
   for (size_t i = 0; i < semaphores.size(); ++i) {
-    ASSERT_NE(semaphores[i].second.remoteMemory().data(), nullptr);
-    targets.push_back(static_cast<uint64_t*>(semaphores[i].second.remoteMemory().data()));
+    void* remote = SemaphoreAccess::impl(semaphores[i].second) ? semaphores[i].second.remoteMemory().data() : nullptr;
+    EXPECT_NE(remote, nullptr) << "semaphore " << i;
+    complete = complete && remote != nullptr;
+    targets.push_back(static_cast<uint64_t*>(remote));
     values.push_back(1000000ull * (rank + 1) + i / connections.size());
   }
-  storeFromKernel(targets, values);
+  if (complete) storeFromKernel(targets, values);
   barrier();
-  for (size_t i = 0; i < semaphores.size(); ++i) {
+  for (size_t i = 0; complete && i < semaphores.size(); ++i) {
     const int peer = semaphores[i].first;
     EXPECT_EQ(readWord(static_cast<uint64_t*>(semaphores[i].second.localMemory().data())),
               1000000ull * (peer + 1) + i / connections.size())
