@@ -98,7 +98,6 @@ std::string fixHint(GpuIpcMemHandle::Type type) {
   return "";
 }
 
-void failHandle(const std::string& message) { MSCCLPP_THROW(InvalidUsage, "GpuIpcMemHandle: ", message); }
 
 }  // namespace
 
@@ -132,49 +131,57 @@ std::ostream& operator<<(std::ostream& os, GpuIpcMemHandle::Type type) {
   return os << typeFlagsToString(static_cast<uint8_t>(type));
 }
 
-void validateGpuIpcMemHandle(const GpuIpcMemHandle& h) {
+namespace {
+
+// What makes `h` impossible for a real export to have produced, or "" if nothing does.
+std::string handleProblem(const GpuIpcMemHandle& h) {
   if (h.version != GpuIpcMemHandle::kVersion) {
-    failHandle(concat("version ", static_cast<int>(h.version), ", expected ", static_cast<int>(GpuIpcMemHandle::kVersion)));
+    return concat("version ", static_cast<int>(h.version), ", expected ", static_cast<int>(GpuIpcMemHandle::kVersion));
   }
   if (h.typeFlags & ~GpuIpcMemHandle::kAllTypes) {
-    failHandle(concat("unknown type flags in 0x", std::hex, static_cast<int>(h.typeFlags)));
+    return concat("unknown type flags in 0x", std::hex, static_cast<int>(h.typeFlags));
   }
-  if (h.typeFlags == 0) failHandle("offers no type");
+  if (h.typeFlags == 0) return "offers no type";
   for (uint8_t r : h.reserved) {
-    if (r != 0) failHandle("reserved bytes are not zero");
+    if (r != 0) return "reserved bytes are not zero";
   }
-  if (h.reservedWord != 0) failHandle("reserved bytes are not zero");
+  if (h.reservedWord != 0) return "reserved bytes are not zero";
   for (GpuIpcMemHandle::Type type : kSingleTypes) {
     const int i = GpuIpcMemHandle::typeIndex(type);
     const bool offered = (h.typeFlags & type) != 0;
     if (h.notOffered[i] > GpuIpcMemHandle::kMaxNotOffered) {
-      failHandle(concat(typeName(type), ": unknown not-offered reason ", static_cast<int>(h.notOffered[i])));
+      return concat(typeName(type), ": unknown not-offered reason ", static_cast<int>(h.notOffered[i]));
     }
     if (offered != (h.notOffered[i] == GpuIpcMemHandle::Offered)) {
-      failHandle(concat(typeName(type), ": the type flags and the not-offered reason disagree"));
+      return concat(typeName(type), ": the type flags and the not-offered reason disagree");
     }
   }
-  if (h.deviceId < 0) failHandle(concat("device id ", h.deviceId, " is invalid"));
-  if (h.pid <= 0) failHandle(concat("pid ", h.pid, " is invalid"));
-  if (h.baseSize == 0 || h.baseSize > kMaxAllocationSize) failHandle(concat("allocation size ", h.baseSize, " is invalid"));
+  if (h.deviceId < 0) return concat("device id ", h.deviceId, " is invalid");
+  if (h.pid <= 0) return concat("pid ", h.pid, " is invalid");
+  if (h.baseSize == 0 || h.baseSize > kMaxAllocationSize) return concat("allocation size ", h.baseSize, " is invalid");
   if (h.offsetFromBase > h.baseSize) {
-    failHandle(concat("offset ", h.offsetFromBase, " lies beyond the allocation of ", h.baseSize, " bytes"));
+    return concat("offset ", h.offsetFromBase, " lies beyond the allocation of ", h.baseSize, " bytes");
   }
-  if (h.allocationId == 0) failHandle("allocation id 0 is invalid");
+  if (h.allocationId == 0) return "allocation id 0 is invalid";
   if ((h.typeFlags & GpuIpcMemHandle::PosixFd) && (h.posixFd.fdId == 0 || h.posixFd.service.pid <= 0)) {
-    failHandle("PosixFd payload names no fd");
+    return "PosixFd payload names no fd";
   }
+  return "";
+}
+
+}  // namespace
+
+void validateGpuIpcMemHandle(const GpuIpcMemHandle& h) {
+  std::string problem = handleProblem(h);
+  if (!problem.empty()) MSCCLPP_THROW(InvalidUsage, "GpuIpcMemHandle: ", problem);
 }
 
 void writeGpuIpcMemHandle(ByteWriter& writer, const GpuIpcMemHandle& handle) { writer.put(handle); }
 
 GpuIpcMemHandle readGpuIpcMemHandle(ByteReader& reader) {
   GpuIpcMemHandle handle = reader.get<GpuIpcMemHandle>("GpuIpcMemHandle");
-  try {
-    validateGpuIpcMemHandle(handle);
-  } catch (const Error& e) {
-    reader.fail(e.what());
-  }
+  std::string problem = handleProblem(handle);
+  if (!problem.empty()) reader.fail("GpuIpcMemHandle: " + problem);
   return handle;
 }
 
