@@ -11,6 +11,7 @@
 // A rank reports on a pipe (fd 3) and takes "go" lines on stdin. A child left behind by a failing test
 // is killed by the harness, and by the kernel if the test process itself dies (PR_SET_PDEATHSIG).
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -188,6 +189,14 @@ class Ranks {
       ::close(c.reportFd);
       ::close(c.commandFd);
     }
+    // Failure messages quote the logs they need, so the directory goes in every case.
+    if (DIR* d = opendir(dir_.c_str())) {
+      while (dirent* e = readdir(d)) {
+        if (e->d_name[0] != '.') ::unlink((dir_ + "/" + e->d_name).c_str());
+      }
+      closedir(d);
+    }
+    ::rmdir(dir_.c_str());
   }
 
   /// Starts `rank` of `nRanks`; `key` names the process in this test (two processes may claim a rank).
