@@ -24,5 +24,7 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/mscclppConfigVersion.cmak
 install(FILES ${PROJECT_BINARY_DIR}/mscclppConfig.cmake ${PROJECT_BINARY_DIR}/mscclppConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/mscclpp)
 
+# The .pc file finds the prefix relative to itself, so it works wherever the tree is installed.
+file(RELATIVE_PATH MSCCLPP_PC_PREFIX_FROM_PCDIR "/root/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/root")
 configure_file(${CMAKE_CURRENT_LIST_DIR}/mscclpp.pc.in ${PROJECT_BINARY_DIR}/mscclpp.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/mscclpp.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -32,7 +32,8 @@ if ! "$root/test/mp_unit/run_mpi.sh" 2 "$build/test/bench/mscclpp-bench" --quick
 fi
 
 echo "== host tests under AddressSanitizer + UndefinedBehaviorSanitizer =="
-if MSCCLPP_BUILD_DIR=$san_build "$root/tools/build.sh" -DCMAKE_BUILD_TYPE=Debug \
+# Only the unit tests are built here: they hold the host logic (parsers, deserializers, allocators).
+if MSCCLPP_BUILD_DIR=$san_build MSCCLPP_BUILD_TARGET=unit_tests "$root/tools/build.sh" -DCMAKE_BUILD_TYPE=Debug \
   -DMSCCLPP_SANITIZE=address,undefined >"$san_build.log" 2>&1; then
   mkdir -p "$results/sanitize"
   # protect_shadow_gap=0: the CUDA runtime maps memory where ASan keeps its shadow gap.

@@ -11,6 +11,7 @@
 #include "common/serialization.hpp"
 #include "memory/gpu_ipc_mem.hpp"
 #include "memory/local_memory_registry.hpp"
+#include "transport/memory_accounting.hpp"
 #include "transport/access.hpp"
 
 namespace mscclpp {
@@ -32,6 +33,8 @@ struct RegisteredMemory::Impl {
 
   /// CudaIpc, registered here: the export peers import (GPU memory of size > 0).
   std::shared_ptr<GpuIpcExport> ipcExport;
+  /// Counts the export in its Context's memoryUsage().exportedHandles while it lives.
+  MemoryAccounting::Charge exportCharge;
   /// CudaIpc, from a process of this host: the mapping `data` points into.
   std::shared_ptr<GpuIpcMem> ipcImport;
 

@@ -58,7 +58,10 @@ RegisteredMemory Context::registerMemory(void* ptr, size_t size, TransportFlags 
     MSCCLPP_CHECK_USAGE(transport != Transport::CudaIpc || impl->deviceId >= 0, "registerMemory: ", ptr,
                         " is not GPU memory, so it cannot be registered for CudaIpc");
   }
-  if (transports.has(Transport::CudaIpc) && size > 0) impl->ipcExport = GpuIpcExport::create(ptr, size);
+  if (transports.has(Transport::CudaIpc) && size > 0) {
+    impl->ipcExport = GpuIpcExport::create(ptr, size);
+    impl->exportCharge = MemoryAccounting::Charge(pimpl_->accounting, &MemoryAccounting::exportedHandles, 1);
+  }
   impl->registration = LocalMemoryRegistry::instance().add(ptr, size, impl->deviceId);
   return RegisteredMemory(std::move(impl));
 }
@@ -96,9 +99,9 @@ Connection Context::connect(const Endpoint& localEndpoint, const Endpoint& remot
 
 ContextMemoryUsage Context::memoryUsage() const {
   ContextMemoryUsage usage;
-  usage.deviceBytes = pimpl_->deviceBytes.load();
-  usage.hostPinnedBytes = pimpl_->hostPinnedBytes.load();
-  usage.exportedHandles = pimpl_->exportedHandles.load();
+  usage.deviceBytes = pimpl_->accounting->deviceBytes.load();
+  usage.hostPinnedBytes = pimpl_->accounting->hostPinnedBytes.load();
+  usage.exportedHandles = pimpl_->accounting->exportedHandles.load();
   std::lock_guard<std::mutex> lock(pimpl_->mutex);
   for (const auto& [deviceId, pool] : pimpl_->tokenPools) {
     TokenPoolStats stats = pool->stats();

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "memory/token_pool.hpp"
+#include "transport/memory_accounting.hpp"
 #include "transport/access.hpp"
 
 namespace mscclpp {
@@ -31,9 +32,8 @@ struct Context::Impl {
   mutable std::mutex mutex;
   std::map<int, std::unique_ptr<CudaStreamWithFlags>> ipcStreams;
   std::map<int, std::shared_ptr<TokenPool>> tokenPools;
-  std::atomic<size_t> deviceBytes{0};
-  std::atomic<size_t> hostPinnedBytes{0};
-  std::atomic<size_t> exportedHandles{0};
+  /// Shared with the objects that charge it, which may outlive the Context.
+  std::shared_ptr<MemoryAccounting> accounting = std::make_shared<MemoryAccounting>();
 };
 
 }  // namespace mscclpp

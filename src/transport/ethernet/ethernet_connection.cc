@@ -20,7 +20,10 @@ StagingBuffer::~StagingBuffer() {
 }
 
 char* StagingBuffer::get() {
-  if (!buffer_) MSCCLPP_CUDATHROW(cudaHostAlloc(reinterpret_cast<void**>(&buffer_), bytes_, cudaHostAllocDefault));
+  if (!buffer_) {
+    MSCCLPP_CUDATHROW(cudaHostAlloc(reinterpret_cast<void**>(&buffer_), bytes_, cudaHostAllocDefault));
+    charge_ = MemoryAccounting::Charge(accounting_, &MemoryAccounting::hostPinnedBytes, bytes_);
+  }
   return buffer_;
 }
 
@@ -28,7 +31,11 @@ EthernetConnection::EthernetConnection(std::shared_ptr<Context> context, const E
                                        const Endpoint& remote, TcpSocket out,
                                        std::shared_ptr<EthernetListener> listener, uint64_t peerNonce,
                                        Deadline acceptDeadline)
-    : BaseConnection(std::move(context), local, remote), peer_(toString(out.peer())), out_(std::move(out)) {
+    : BaseConnection(std::move(context), local, remote),
+      peer_(toString(out.peer())),
+      out_(std::move(out)),
+      sendStaging_(kChunkBytes, ContextAccess::impl(*context_).accounting),
+      recvStaging_(kChunkBytes, ContextAccess::impl(*context_).accounting) {
   out_.setNoDelay();
   receiver_ = std::thread([this, listener = std::move(listener), peerNonce, acceptDeadline] {
     receiveLoopFromThread(listener, peerNonce, acceptDeadline);

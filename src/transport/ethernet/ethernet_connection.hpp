@@ -14,6 +14,7 @@
 #include "bootstrap/socket.hpp"
 #include "transport/ethernet/ethernet_endpoint.hpp"
 #include "transport/connection.hpp"
+#include "transport/memory_accounting.hpp"
 
 namespace mscclpp {
 
@@ -29,7 +30,9 @@ struct EthernetMessage {
 /// Pinned host memory for staging GPU data; allocated on first use.
 class StagingBuffer {
  public:
-  explicit StagingBuffer(size_t bytes) : bytes_(bytes) {}
+  /// `accounting` (may be null) is charged the bytes once they are allocated.
+  StagingBuffer(size_t bytes, std::shared_ptr<MemoryAccounting> accounting)
+      : bytes_(bytes), accounting_(std::move(accounting)) {}
   ~StagingBuffer();
   StagingBuffer(const StagingBuffer&) = delete;
   StagingBuffer& operator=(const StagingBuffer&) = delete;
@@ -38,7 +41,9 @@ class StagingBuffer {
 
  private:
   size_t bytes_;
+  std::shared_ptr<MemoryAccounting> accounting_;
   char* buffer_ = nullptr;
+  MemoryAccounting::Charge charge_;
 };
 
 /// A connection over two TCP streams: on `out_` this side sends messages and reads flush acks; on `in_`
@@ -82,8 +87,8 @@ class EthernetConnection : public BaseConnection {
   std::vector<char> smallMessage_;  // header + payload of a coalesced message (under sendMutex_)
   uint64_t nextFlushSeq_ = 1;
   uint64_t ackedFlushSeq_ = 0;
-  StagingBuffer sendStaging_{kChunkBytes};
-  StagingBuffer recvStaging_{kChunkBytes};
+  StagingBuffer sendStaging_;
+  StagingBuffer recvStaging_;
   std::atomic<bool> closing_{false};
   std::thread receiver_;
 };

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Copyright (c) 2026 The libmscclpp authors
+# SPDX-License-Identifier: MIT
+#
+# Validation on a GPU machine: builds, runs every test (GPU tests included; the multi-process suites
+# with 2 and 4 ranks on the GPUs present, under a private MPS daemon when ranks share a GPU), and
+# writes logs and the summary line under <out dir>.
+#   gpu-check.sh <out dir> [build|test|bench|sanitize]...   (default: build test)
+# Never enables NVLS: NCCL_NVLS_ENABLE=0 is exported and nothing here creates multicast objects.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=$(mkdir -p "${1:?out dir}" && cd "$1" && pwd)
+shift
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(build test)
+build=${MSCCLPP_BUILD_DIR:-$root/build-gpu}
+export NCCL_NVLS_ENABLE=0
+jobs=$(nproc)
+
+for step in "${steps[@]}"; do
+  case $step in
+  build)
+    nvidia-smi >"$out/nvidia-smi.txt" 2>&1
+    start=$(date +%s)
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$out/configure.log" 2>&1 &&
+      cmake --build "$build" -j "$jobs" >"$out/build.log" 2>&1 || { tail -n 40 "$out/build.log"; exit 1; }
+    echo "build: $(($(date +%s) - start)) s"
+    ;;
+  test)
+    rm -rf "$build/test-results" "$build/Testing/Temporary/LastTestsFailed.log"
+    start=$(date +%s)
+    ctest --test-dir "$build" -j 8 --output-on-failure --timeout 600 >"$out/ctest.log" 2>&1
+    echo "ctest: $(($(date +%s) - start)) s"
+    grep -E "tests passed|tests failed" "$out/ctest.log"
+    python3 "$root/tools/summarize_tests.py" "$build/test-results" "$build/Testing/Temporary/LastTestsFailed.log" |
+      tee "$out/summary.txt"
+    ;;
+  bench)
+    mps=$build/mps-bench
+    "$root/tools/mps.sh" start "$mps"
+    CUDA_MPS_PIPE_DIRECTORY=$mps/pipe CUDA_MPS_LOG_DIRECTORY=$mps/log \
+      "$root/test/mp_unit/run_mpi.sh" 2 "$build/test/bench/mscclpp-bench" >"$out/bench.txt" 2>&1
+    echo "bench exit: $?"
+    "$root/tools/mps.sh" stop "$mps"
+    ;;
+  sanitize)
+    # memcheck over the single-process GPU tests (compute-sanitizer does not attach to MPS clients).
+    compute-sanitizer --tool memcheck --error-exitcode 1 "$build/test/unit_tests" \
+      --gtest_filter='Gpu*:Device*:TokenPool*:GpuIpc*' >"$out/memcheck.log" 2>&1
+    echo "memcheck exit: $?"
+    tail -n 5 "$out/memcheck.log"
+    ;;
+  *)
+    echo "unknown step $step" >&2
+    exit 2
+    ;;
+  esac
+done
