@@ -114,9 +114,10 @@ class DeviceMemory {
   DeviceMemory& operator=(const DeviceMemory&) = delete;
 
   char* get() const { return static_cast<char*>(ptr_); }
+  /// Element `index` of the memory viewed as an array of T.
   template <typename T>
-  T* as(size_t byteOffset = 0) const {
-    return reinterpret_cast<T*>(get() + byteOffset);
+  T* as(size_t index = 0) const {
+    return reinterpret_cast<T*>(get()) + index;
   }
   size_t bytes() const { return bytes_; }
 
