@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The libmscclpp authors
 // SPDX-License-Identifier: MIT
 
+#include <chrono>
 #include <mscclpp/semaphore.hpp>
 
 #include "common/checks.hpp"
@@ -23,9 +24,12 @@ uint64_t loadAcquire(const void* token) {
   return __atomic_load_n(static_cast<const uint64_t*>(token), __ATOMIC_ACQUIRE);
 }
 
-// A waiter spins this many checks (a few microseconds) before sleeping in slices of kSleepSlice; each
-// sleep counts as kChecksPerSleep checks against maxSpinCount (so 1e7 checks is about 5 s of sleeping).
-constexpr int64_t kSpinsBeforeSleep = 2000;
+// A waiter spins for kSpinTime before sleeping in slices of kSleepSlice. The spin covers a network
+// round trip on a quiet host (tens of microseconds), so a prompt signal costs no wake-up; a late one
+// costs a spin of this length and then sleeps. Each sleep counts as kChecksPerSleep checks against
+// maxSpinCount (so the default 1e7 checks is about 5 s of sleeping).
+constexpr std::chrono::microseconds kSpinTime(100);
+constexpr int kChecksPerClockRead = 64;
 constexpr std::chrono::microseconds kSleepSlice(50);
 constexpr int64_t kChecksPerSleep = 100;
 
@@ -60,19 +64,26 @@ void Host2HostSemaphore::wait(int64_t maxSpinCount) {
   const uint64_t expected = *expectedInboundToken_ + 1;
   const uint64_t* token = static_cast<const uint64_t*>(semaphore_.localMemory().data());
   int64_t spins = 0;
+  bool sleeping = false;
+  std::chrono::steady_clock::time_point spinUntil;
   for (uint64_t value; (value = loadAcquire(token)) < expected;) {
     if (maxSpinCount >= 0 && spins >= maxSpinCount) {
       MSCCLPP_THROW(Timeout, "Host2HostSemaphore::wait: no signal after ", maxSpinCount, " checks (expected count ",
                     expected, ", have ", value, ")");
     }
-    // Spin briefly for latency, then sleep until the transport's receiver thread (which may need this
-    // very core) stores the token. A sleep counts as many checks, so the default limit is seconds.
-    if (spins < kSpinsBeforeSleep) {
-      ++spins;
-    } else {
+    // Spin for latency, then sleep until the transport's receiver thread (which may need this very
+    // core) stores the token.
+    if (sleeping) {
       sleepWhileTokenIs(token, value, kSleepSlice);
       spins += kChecksPerSleep;
+      continue;
     }
+    if (spins % kChecksPerClockRead == 0) {
+      auto now = std::chrono::steady_clock::now();
+      if (spins == 0) spinUntil = now + kSpinTime;
+      sleeping = now >= spinUntil;
+    }
+    ++spins;
   }
   *expectedInboundToken_ = expected;
 }

@@ -268,6 +268,9 @@ TEST(CommunicatorTest, ForeignConnectionsHaveNoRank) {
     EXPECT_EQ(other.tagOf(connection), 9);
     EXPECT_THROW(comm.remoteRankOf(connection), std::out_of_range);
     EXPECT_THROW(comm.tagOf(Connection()), std::out_of_range);
+    // connect() returns before the peer has connected back: keep the endpoint until both have.
+    connection.flush();
+    bootstrap->barrier();
   });
 }
 
