@@ -38,7 +38,8 @@
   X(cuMemRetainAllocationHandle)          \
   X(cuMemGetAllocationPropertiesFromHandle) \
   X(cuMemExportToShareableHandle)         \
-  X(cuMemImportFromShareableHandle)
+  X(cuMemImportFromShareableHandle)       \
+  X(cuStreamWriteValue64)
 
 namespace mscclpp {
 

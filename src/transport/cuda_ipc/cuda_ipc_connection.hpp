@@ -27,6 +27,8 @@ class CudaIpcConnection : public BaseConnection {
  private:
   cudaStream_t stream_;
   std::atomic<bool> dirty_{false};
+  /// Cleared the first time cuStreamWriteValue64 fails here; updates then use copies.
+  std::atomic<bool> streamWritesWork_{true};
 };
 
 }  // namespace mscclpp
