@@ -249,6 +249,9 @@ class TcpBootstrap::Impl {
   void serviceLoop();
   void wakeService();
   void dropPending(const PendingConnection& p, const std::string& why) const;
+  /// Reads what a pending connection has sent (if `readable`) and drops it if it closed or its magic
+  /// is wrong; returns whether it was dropped. `stage` names what it was sending, for the WARN.
+  bool readPending(PendingConnection& p, bool readable, const char* stage) const;
   void admit(std::shared_ptr<TcpSocket> socket, const Handshake& h, std::vector<std::pair<std::shared_ptr<TcpSocket>, int>>& liveness);
 
   int64_t timeoutSec_ = 30;
@@ -442,25 +445,7 @@ SocketAddress TcpBootstrap::Impl::runRoot(TcpListener& rootListener, const Socke
     std::vector<PendingConnection> still;
     for (size_t i = 0; i < pending.size(); ++i) {
       PendingConnection& p = pending[i];
-      bool done = false;
-      if (fds[1 + i].revents) {
-        try {
-          char buf[kHandshakeBytes + kCheckInBytes];
-          size_t got = p.socket->tryRecv(buf, p.expected - p.bytes.size());
-          p.bytes.insert(p.bytes.end(), buf, buf + got);
-        } catch (const std::exception& e) {
-          dropPending(p, concat("closed before completing its check-in (", plainMessage(e), ")"));
-          done = true;
-        }
-      }
-      if (!done && p.bytes.size() >= sizeof(uint64_t)) {
-        uint64_t magic;
-        std::memcpy(&magic, p.bytes.data(), sizeof(magic));
-        if (magic != magic_) {
-          dropPending(p, "wrong magic (not a rank of this job)");
-          done = true;
-        }
-      }
+      bool done = readPending(p, fds[1 + i].revents != 0, "check-in");
       if (!done && p.bytes.size() >= kHandshakeBytes) {
         Handshake h = decodeHandshake(p.bytes.data());
         if (h.kind != static_cast<uint32_t>(ConnKind::CheckIn)) {
@@ -876,6 +861,28 @@ void TcpBootstrap::Impl::dropPending(const PendingConnection& p, const std::stri
   LOG_WARN(NET, "rank ", rank_, ": dropped a connection from ", toString(p.socket->peer()), ": ", why);
 }
 
+bool TcpBootstrap::Impl::readPending(PendingConnection& p, bool readable, const char* stage) const {
+  if (readable) {
+    try {
+      char buf[kHandshakeBytes + kCheckInBytes];
+      size_t got = p.socket->tryRecv(buf, std::min(sizeof(buf), p.expected - p.bytes.size()));
+      p.bytes.insert(p.bytes.end(), buf, buf + got);
+    } catch (const std::exception& e) {
+      dropPending(p, concat("closed before completing its ", stage, " (", plainMessage(e), ")"));
+      return true;
+    }
+  }
+  if (p.bytes.size() >= sizeof(uint64_t)) {
+    uint64_t magic;
+    std::memcpy(&magic, p.bytes.data(), sizeof(magic));
+    if (magic != magic_) {
+      dropPending(p, "wrong magic (not a rank of this job)");
+      return true;
+    }
+  }
+  return false;
+}
+
 void TcpBootstrap::Impl::admit(std::shared_ptr<TcpSocket> socket, const Handshake& h,
                                std::vector<std::pair<std::shared_ptr<TcpSocket>, int>>& liveness) {
   const std::string from = toString(socket->peer());
@@ -1002,25 +1009,7 @@ void TcpBootstrap::Impl::serviceLoop() {
     std::vector<PendingConnection> still;
     for (size_t i = 0; i < pending.size(); ++i) {
       PendingConnection& p = pending[i];
-      bool done = false;
-      if (fds[pendingBase + i].revents) {
-        try {
-          char buf[kHandshakeBytes];
-          size_t got = p.socket->tryRecv(buf, p.expected - p.bytes.size());
-          p.bytes.insert(p.bytes.end(), buf, buf + got);
-        } catch (const std::exception& e) {
-          dropPending(p, concat("closed before completing its handshake (", plainMessage(e), ")"));
-          done = true;
-        }
-      }
-      if (!done && p.bytes.size() >= sizeof(uint64_t)) {
-        uint64_t magic;
-        std::memcpy(&magic, p.bytes.data(), sizeof(magic));
-        if (magic != magic_) {
-          dropPending(p, "wrong magic (not a rank of this job)");
-          done = true;
-        }
-      }
+      bool done = readPending(p, fds[pendingBase + i].revents != 0, "handshake");
       if (!done && p.bytes.size() == p.expected) {
         admit(p.socket, decodeHandshake(p.bytes.data()), liveness);
         done = true;

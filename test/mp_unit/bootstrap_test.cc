@@ -22,8 +22,10 @@
 
 #include "bootstrap/socket.hpp"
 #include "mp_unit/mp_test.hpp"
+#include "mp_unit/mpi_bootstrap.hpp"
 
 using namespace mscclpp;
+using mscclpp::test::MpiBootstrap;
 
 namespace {
 
@@ -80,33 +82,6 @@ int threadsSettledAt(int expected) {
   }
   return now;
 }
-
-// A Bootstrap over MPI that overrides only the seven virtuals, as a user would write it.
-class MpiBootstrap : public Bootstrap {
- public:
-  MpiBootstrap() {
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &nRanks_);
-  }
-  int getRank() const override { return rank_; }
-  int getNranks() const override { return nRanks_; }
-  int getNranksPerNode() const override { return nRanks_; }
-  void send(void* data, int size, int peer, int tag) override {
-    MPI_Send(data, size, MPI_BYTE, peer, tag, MPI_COMM_WORLD);
-  }
-  void recv(void* data, int size, int peer, int tag) override {
-    MPI_Recv(data, size, MPI_BYTE, peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  }
-  void allGather(void* allData, int size) override {
-    MPI_Allgather(MPI_IN_PLACE, 0, MPI_BYTE, allData, size, MPI_BYTE, MPI_COMM_WORLD);
-  }
-  void barrier() override { MPI_Barrier(MPI_COMM_WORLD); }
-  using Bootstrap::recv;
-  using Bootstrap::send;
-
- private:
-  int rank_ = 0, nRanks_ = 1;
-};
 
 std::vector<char> pattern(size_t bytes, int seed) {
   std::vector<char> v(bytes);

@@ -11,38 +11,14 @@
 
 #include "common/process_stats.hpp"
 #include "mp_unit/mp_test.hpp"
+#include "mp_unit/mpi_bootstrap.hpp"
 
 using namespace mscclpp;
+using mscclpp::test::MpiBootstrap;
 
 namespace {
 
 const EndpointConfig kHostEthernet{Transport::Ethernet, DeviceType::CPU};
-
-/// A Bootstrap written by a user over MPI: only the seven virtuals.
-class MpiBootstrap : public Bootstrap {
- public:
-  int getRank() const override {
-    int r;
-    MPI_Comm_rank(MPI_COMM_WORLD, &r);
-    return r;
-  }
-  int getNranks() const override {
-    int n;
-    MPI_Comm_size(MPI_COMM_WORLD, &n);
-    return n;
-  }
-  int getNranksPerNode() const override { return getNranks(); }
-  void send(void* data, int size, int peer, int tag) override {
-    MPI_Send(data, size, MPI_BYTE, peer, tag, MPI_COMM_WORLD);
-  }
-  void recv(void* data, int size, int peer, int tag) override {
-    MPI_Recv(data, size, MPI_BYTE, peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  }
-  void allGather(void* allData, int size) override {
-    MPI_Allgather(MPI_IN_PLACE, 0, MPI_BYTE, allData, size, MPI_BYTE, MPI_COMM_WORLD);
-  }
-  void barrier() override { MPI_Barrier(MPI_COMM_WORLD); }
-};
 
 class CommunicatorMpTest : public test::MultiProcessTest {};
 
