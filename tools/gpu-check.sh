@@ -5,7 +5,7 @@
 # Validation on a GPU machine: builds, runs every test (GPU tests included; the multi-process suites
 # with 2 and 4 ranks on the GPUs present, under a private MPS daemon when ranks share a GPU), and
 # writes logs and the summary line under <out dir>.
-#   gpu-check.sh <out dir> [build|test|bench|sanitize]...   (default: build test)
+#   gpu-check.sh <out dir> [build|test|bench|sanitize|sanitize-mp]...   (default: build test)
 # Never enables NVLS: NCCL_NVLS_ENABLE=0 is exported and nothing here creates multicast objects.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,6 +52,20 @@ for step in "${steps[@]}"; do
       >"$out/memcheck.log" 2>&1
     echo "memcheck exit: $?"
     tail -n 5 "$out/memcheck.log"
+    ;;
+  sanitize-mp)
+    # memcheck over the multi-process GPU suites with 2 ranks under MPS, leaving out the long
+    # ping-pong and bandwidth cases (instrumented kernels run many times slower).
+    mps=$build/mps-sanitize
+    "$root/tools/mps.sh" start "$mps"
+    CUDA_MPS_PIPE_DIRECTORY=$mps/pipe CUDA_MPS_LOG_DIRECTORY=$mps/log timeout 240 \
+      "$root/test/mp_unit/run_mpi.sh" 2 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 1 \
+      "$build/test/mp_unit_tests" \
+      --gtest_filter='DataPlane*:GpuIpcMemMp*-*PingPong*:*AThousandCycles*:*PutAndGetMoveExactly*:*HostSignalsAreEach*' \
+      >"$out/memcheck-mp.log" 2>&1
+    echo "memcheck (2 ranks) exit: $?"
+    grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/memcheck-mp.log" | sort | uniq -c
+    "$root/tools/mps.sh" stop "$mps"
     ;;
   *)
     echo "unknown step $step" >&2
