@@ -38,10 +38,3 @@ if(MSCCLPP_BUILD_TESTS)
   mscclpp_require(MPI_CXX_FOUND "MPI (MSCCLPP_BUILD_TESTS=ON, for the multi-process tests)"
                   "libopenmpi-dev openmpi-bin")
 endif()
-
-if(MSCCLPP_BUILD_PYTHON_BINDINGS)
-  find_package(Python3 COMPONENTS Interpreter Development.Module QUIET)
-  mscclpp_require(Python3_FOUND "Python 3 development files (MSCCLPP_BUILD_PYTHON_BINDINGS=ON)" "python3-dev")
-  find_package(pybind11 CONFIG QUIET)
-  mscclpp_require(pybind11_FOUND "pybind11 (MSCCLPP_BUILD_PYTHON_BINDINGS=ON)" "pybind11-dev")
-endif()

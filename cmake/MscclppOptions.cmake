@@ -4,7 +4,6 @@
 # Every option carries the MSCCLPP_ prefix so that the project can be embedded with add_subdirectory.
 
 option(MSCCLPP_BUILD_TESTS "Build unit, multi-process tests and benchmarks" ON)
-option(MSCCLPP_BUILD_PYTHON_BINDINGS "Build the pybind11 module" OFF)
 # IB is ON by default: libibverbs is only dlopen'ed at run time, so the build needs the headers alone
 # (libibverbs-dev) and the library still loads on a machine without an RDMA stack.
 option(MSCCLPP_USE_IB "Build the ibverbs transport (headers from libibverbs-dev)" ON)
