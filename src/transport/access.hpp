@@ -2,8 +2,8 @@
 // SPDX-License-Identifier: MIT
 
 // The library's own way into the pimpls of public types. Public classes befriend these structs and the
-// Impl types are private to them, so internal code names them through the aliases below; nothing
-// outside src/ (and the tests) uses this header.
+// Impl types are private to them, so internal code names them through the structs' Impl aliases;
+// nothing outside src/ (and the tests) uses this header.
 
 #ifndef MSCCLPP_TRANSPORT_ACCESS_HPP_
 #define MSCCLPP_TRANSPORT_ACCESS_HPP_
@@ -47,10 +47,6 @@ struct SemaphoreAccess {
 };
 
 using EndpointImpl = EndpointAccess::Impl;
-using RegisteredMemoryImpl = RegisteredMemoryAccess::Impl;
-using ContextImpl = ContextAccess::Impl;
-using SemaphoreStubImpl = SemaphoreStubAccess::Impl;
-using SemaphoreImpl = SemaphoreAccess::Impl;
 
 }  // namespace mscclpp
 

@@ -16,12 +16,10 @@ BaseConnection::BaseConnection(std::shared_ptr<Context> context, const Endpoint&
       remoteEndpoint_(remoteEndpoint),
       localConfig_(localEndpoint.config()),
       remoteConfig_(remoteEndpoint.config()),
-      remoteHostHash_(remoteEndpoint.hostHash()),
-      remotePidHash_(remoteEndpoint.pidHash()),
       maxWriteQueueSize_(localEndpoint.maxWriteQueueSize()) {}
 
 std::string BaseConnection::describe() const {
-  return concat(transport(), " connection to ", remoteTransport(), " endpoint of process ", std::hex, remotePidHash_);
+  return concat(transport(), " connection to ", remoteTransport(), " endpoint of process ", std::hex, remoteEndpoint_.pidHash());
 }
 
 void BaseConnection::write(const RegisteredMemory& dst, uint64_t dstOffset, const RegisteredMemory& src,

@@ -32,8 +32,6 @@ class BaseConnection {
   std::shared_ptr<Context> context() const { return context_; }
   const Device& localDevice() const { return localConfig_.device; }
   int maxWriteQueueSize() const { return maxWriteQueueSize_; }
-  uint64_t remoteHostHash() const { return remoteHostHash_; }
-  uint64_t remotePidHash() const { return remotePidHash_; }
   /// "ETH to <peer>": for error messages.
   virtual std::string describe() const;
 
@@ -54,8 +52,6 @@ class BaseConnection {
   Endpoint remoteEndpoint_;
   EndpointConfig localConfig_;
   EndpointConfig remoteConfig_;
-  uint64_t remoteHostHash_;
-  uint64_t remotePidHash_;
   int maxWriteQueueSize_;
 
  private:
