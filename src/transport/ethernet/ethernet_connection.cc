@@ -35,7 +35,8 @@ EthernetConnection::EthernetConnection(std::shared_ptr<Context> context, const E
       peer_(toString(out.peer())),
       out_(std::move(out)),
       sendStaging_(kChunkBytes, ContextAccess::impl(*context_).accounting),
-      recvStaging_(kChunkBytes, ContextAccess::impl(*context_).accounting) {
+      recvStaging_(kChunkBytes, ContextAccess::impl(*context_).accounting),
+      gpuDelivery_(recvStaging_) {
   out_.setNoDelay();
   receiver_ = std::thread([this, listener = std::move(listener), peerNonce, acceptDeadline] {
     receiveLoopFromThread(listener, peerNonce, acceptDeadline);
@@ -134,9 +135,11 @@ void EthernetConnection::receiveIntoFromThread(const EthernetMessage& message) {
   char* dst = reinterpret_cast<char*>(message.addr);
   if (range->deviceId < 0) {
     if (message.type == EthernetMessage::Update) {
-      // A host-side poller reads the token with an acquire load: store it whole, with release.
       uint64_t value = 0;
       in_.recvAll(&value, sizeof(value), deadline);
+      // A host waiter that sees the token may read GPU memory written before it: land those first.
+      gpuDelivery_.drain();
+      // A host-side poller reads the token with an acquire load: store it whole, with release.
       __atomic_store_n(reinterpret_cast<uint64_t*>(dst), value, __ATOMIC_SEQ_CST);
       notifyTokenWritten(reinterpret_cast<uint64_t*>(dst));
       return;
@@ -144,13 +147,14 @@ void EthernetConnection::receiveIntoFromThread(const EthernetMessage& message) {
     in_.recvAll(dst, message.size, deadline);
     return;
   }
-  CudaDeviceGuard guard(range->deviceId);
-  for (uint64_t done = 0; done < message.size;) {
-    size_t chunk = static_cast<size_t>(std::min<uint64_t>(kChunkBytes, message.size - done));
-    in_.recvAll(recvStaging_.get(), chunk, deadline);
-    detail::gpuMemcpy(dst + done, recvStaging_.get(), chunk, cudaMemcpyHostToDevice);
-    done += chunk;
+  if (message.type == EthernetMessage::Update) {
+    uint64_t value = 0;
+    in_.recvAll(&value, sizeof(value), deadline);
+    gpuDelivery_.update(range->deviceId, reinterpret_cast<uint64_t*>(dst), value);
+    return;
   }
+  gpuDelivery_.write(range->deviceId, dst, message.size,
+                     [&](char* buffer, size_t bytes) { in_.recvAll(buffer, bytes, deadline); });
 }
 
 void EthernetConnection::receiveLoopFromThread(std::shared_ptr<EthernetListener> listener, uint64_t peerNonce,
@@ -175,7 +179,8 @@ void EthernetConnection::receiveLoopFromThread(std::shared_ptr<EthernetListener>
           receiveIntoFromThread(message);
           break;
         case EthernetMessage::Flush:
-          // Everything before this message has been written: confirm.
+          // Everything before this message has been received; confirm once it is in memory.
+          gpuDelivery_.drain();
           in_.sendAll(&message.addr, sizeof(message.addr), Deadline::never());
           break;
         default:

@@ -13,6 +13,7 @@
 
 #include "bootstrap/socket.hpp"
 #include "transport/ethernet/ethernet_endpoint.hpp"
+#include "transport/ethernet/gpu_delivery.hpp"
 #include "transport/connection.hpp"
 #include "transport/memory_accounting.hpp"
 
@@ -89,6 +90,7 @@ class EthernetConnection : public BaseConnection {
   uint64_t ackedFlushSeq_ = 0;
   StagingBuffer sendStaging_;
   StagingBuffer recvStaging_;
+  GpuDelivery gpuDelivery_;  // the receiver's path into GPU memory, through recvStaging_
   std::atomic<bool> closing_{false};
   std::thread receiver_;
 };

@@ -1,0 +1,92 @@
+// Copyright (c) 2026 The libmscclpp authors
+// SPDX-License-Identifier: MIT
+
+#include "transport/ethernet/gpu_delivery.hpp"
+
+#include <algorithm>
+#include <mscclpp/gpu_utils.hpp>
+
+#include "common/logger.hpp"
+#include "gpu/driver_api.hpp"
+#include "gpu/gpu_checks.hpp"
+#include "transport/ethernet/ethernet_connection.hpp"
+
+namespace mscclpp {
+
+GpuDelivery::GpuDelivery(StagingBuffer& staging) : staging_(staging) {}
+
+GpuDelivery::~GpuDelivery() { release(); }
+
+void GpuDelivery::release() noexcept {
+  if (stream_ == nullptr) return;
+  // By hand rather than with CudaDeviceGuard, whose constructor may throw.
+  int previous = -1;
+  if (cudaGetDevice(&previous) == cudaSuccess && previous != deviceId_) MSCCLPP_CUDA_IGNORE(cudaSetDevice(deviceId_));
+  MSCCLPP_CUDA_IGNORE(cudaStreamSynchronize(stream_));
+  for (cudaEvent_t& event : copied_) {
+    if (event != nullptr) MSCCLPP_CUDA_IGNORE(cudaEventDestroy(event));
+    event = nullptr;
+  }
+  MSCCLPP_CUDA_IGNORE(cudaStreamDestroy(stream_));
+  stream_ = nullptr;
+  if (previous >= 0 && previous != deviceId_) MSCCLPP_CUDA_IGNORE(cudaSetDevice(previous));
+  deviceId_ = -1;
+  pending_ = false;
+}
+
+void GpuDelivery::use(int deviceId) {
+  if (deviceId == deviceId_) return;
+  // A connection delivering to a second GPU is rare: finish with the first one, then move over.
+  release();
+  CudaDeviceGuard guard(deviceId);
+  MSCCLPP_CUDATHROW(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  deviceId_ = deviceId;
+  for (cudaEvent_t& event : copied_) MSCCLPP_CUDATHROW(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+}
+
+void GpuDelivery::write(int deviceId, char* dst, uint64_t bytes, const Receive& receive) {
+  use(deviceId);
+  CudaDeviceGuard guard(deviceId);
+  const size_t halfBytes = staging_.bytes() / kHalves;
+  for (uint64_t done = 0; done < bytes;) {
+    const size_t piece = static_cast<size_t>(std::min<uint64_t>(halfBytes, bytes - done));
+    const int half = nextHalf_;
+    nextHalf_ = (nextHalf_ + 1) % kHalves;
+    char* buffer = staging_.get() + half * halfBytes;
+    // The half is free once the copy that last read it has finished (at once if none did).
+    MSCCLPP_CUDATHROW(cudaEventSynchronize(copied_[half]));
+    receive(buffer, piece);
+    MSCCLPP_CUDATHROW(cudaMemcpyAsync(dst + done, buffer, piece, cudaMemcpyHostToDevice, stream_));
+    MSCCLPP_CUDATHROW(cudaEventRecord(copied_[half], stream_));
+    pending_ = true;
+    done += piece;
+  }
+}
+
+void GpuDelivery::update(int deviceId, uint64_t* dst, uint64_t value) {
+  use(deviceId);
+  CudaDeviceGuard guard(deviceId);
+  if (streamWritesWork_) {
+    // The default flags order the store after the copies issued before it on the stream.
+    CUresult result = cu::cuStreamWriteValue64(reinterpret_cast<CUstream>(stream_), reinterpret_cast<CUdeviceptr>(dst),
+                                               value, CU_STREAM_WRITE_VALUE_DEFAULT);
+    if (result == CUDA_SUCCESS) {
+      pending_ = true;
+      return;
+    }
+    streamWritesWork_ = false;
+    LOG_INFO(CONN, "Ethernet receiver: stream memory writes unavailable (", cuResultName(result),
+             "); token updates into GPU memory wait for the copies before them");
+  }
+  drain();
+  detail::gpuMemcpy(dst, &value, sizeof(value), cudaMemcpyHostToDevice);
+}
+
+void GpuDelivery::drain() {
+  if (!pending_) return;
+  CudaDeviceGuard guard(deviceId_);
+  MSCCLPP_CUDATHROW(cudaStreamSynchronize(stream_));
+  pending_ = false;
+}
+
+}  // namespace mscclpp
