@@ -43,8 +43,36 @@ size_t SlotBitmap::addChunk() {
   return chunks_++;
 }
 
-std::optional<SlotBitmap::Slot> SlotBitmap::allocate() {
+namespace {
+
+void checkRun(size_t run, const char* what) {
+  MSCCLPP_CHECK_USAGE(run >= 1 && run <= 64 && (run & (run - 1)) == 0, what, ": a run of ", run,
+                      " slots is not a power of two from 1 to 64");
+}
+
+uint64_t runMask(size_t run) { return run == 64 ? kFull : ((1ULL << run) - 1); }
+
+}  // namespace
+
+std::optional<SlotBitmap::Slot> SlotBitmap::allocate(size_t run) {
+  checkRun(run, "SlotBitmap::allocate");
   std::lock_guard<std::mutex> lock(mutex_);
+  if (run > 1) {
+    // Aligned runs never straddle two words. A plain scan: runs are taken when semaphores are built,
+    // not on a hot path.
+    for (size_t w = hint_ * 64; w < words_.size(); ++w) {
+      if (words_[w] == kFull) continue;
+      for (size_t first = 0; first < 64; first += run) {
+        const uint64_t mask = runMask(run) << first;
+        if (words_[w] & mask) continue;
+        words_[w] |= mask;
+        if (words_[w] == kFull) summary_[w / 64] |= 1ULL << (w % 64);
+        inUse_ += run;
+        return Slot{w / wordsPerChunk_, (w % wordsPerChunk_) * 64 + first};
+      }
+    }
+    return std::nullopt;
+  }
   for (size_t s = hint_; s < summary_.size(); ++s) {
     if (summary_[s] == kFull) continue;
     const size_t w = s * 64 + lowestZeroBit(summary_[s]);
@@ -59,18 +87,21 @@ std::optional<SlotBitmap::Slot> SlotBitmap::allocate() {
   return std::nullopt;
 }
 
-void SlotBitmap::free(Slot slot) {
+void SlotBitmap::free(Slot slot, size_t run) {
+  checkRun(run, "SlotBitmap::free");
   std::lock_guard<std::mutex> lock(mutex_);
-  MSCCLPP_CHECK_USAGE(slot.chunk < chunks_ && slot.index < slotsPerChunk_, "SlotBitmap::free: slot ", slot.index,
-                      " of chunk ", slot.chunk, " does not exist (", chunks_, " chunks of ", slotsPerChunk_, ")");
+  MSCCLPP_CHECK_USAGE(slot.chunk < chunks_ && slot.index < slotsPerChunk_ && slot.index % run == 0 &&
+                          slot.index + run <= wordsPerChunk_ * 64,
+                      "SlotBitmap::free: slots ", slot.index, "+", run, " of chunk ", slot.chunk, " do not exist (",
+                      chunks_, " chunks of ", slotsPerChunk_, ")");
   const size_t w = wordOf(slot);
-  const uint64_t bit = 1ULL << (slot.index % 64);
-  MSCCLPP_CHECK_USAGE(words_[w] & bit, "SlotBitmap::free: slot ", slot.index, " of chunk ", slot.chunk,
-                      " is not in use (freed twice?)");
-  words_[w] &= ~bit;
+  const uint64_t mask = runMask(run) << (slot.index % 64);
+  MSCCLPP_CHECK_USAGE((words_[w] & mask) == mask, "SlotBitmap::free: slots ", slot.index, "+", run, " of chunk ",
+                      slot.chunk, " are not in use (freed twice?)");
+  words_[w] &= ~mask;
   summary_[w / 64] &= ~(1ULL << (w % 64));
   hint_ = std::min(hint_, w / 64);
-  --inUse_;
+  inUse_ -= run;
 }
 
 size_t SlotBitmap::chunks() const {
@@ -122,8 +153,16 @@ struct TokenPool::ZeroStream {
 struct TokenPool::TokenDeleter {
   std::shared_ptr<TokenPool> pool;
   SlotBitmap::Slot slot;
-  void operator()(uint64_t*) const noexcept { pool->release(slot); }
+  size_t run;  // slots taken with the token
+  void operator()(uint64_t*) const noexcept { pool->release(slot, run); }
 };
+
+namespace {
+
+// Slots of one 128-byte cache line.
+constexpr size_t kSlotsPerCacheLine = 128 / sizeof(uint64_t);
+
+}  // namespace
 
 std::shared_ptr<TokenPool> TokenPool::create(int deviceId, size_t tokensPerChunk) {
   MSCCLPP_CHECK_USAGE(deviceId >= 0, "TokenPool: device id ", deviceId, " is not a GPU");
@@ -194,16 +233,19 @@ uint64_t* TokenPool::address(SlotBitmap::Slot slot) const {
   return static_cast<uint64_t*>(chunks_[slot.chunk]->base) + slot.index;
 }
 
-std::shared_ptr<uint64_t> TokenPool::getToken() {
+std::shared_ptr<uint64_t> TokenPool::getToken(TokenPlacement placement) {
+  const size_t run = placement == TokenPlacement::OwnCacheLine ? kSlotsPerCacheLine : 1;
   uint64_t* token = nullptr;
   SlotBitmap::Slot slot{};
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    std::optional<SlotBitmap::Slot> found = bitmap_ ? bitmap_->allocate() : std::nullopt;
+    std::optional<SlotBitmap::Slot> found = bitmap_ ? bitmap_->allocate(run) : std::nullopt;
     if (!found) {
       addChunkLocked();
-      found = bitmap_->allocate();
-      MSCCLPP_ASSERT(found, "a new token pool chunk has no free slot");
+      MSCCLPP_CHECK_USAGE(run <= bitmap_->slotsPerChunk(), "TokenPool: a token in its own cache line takes ", run,
+                          " slots, more than the ", bitmap_->slotsPerChunk(), " of each chunk of this pool");
+      found = bitmap_->allocate(run);
+      MSCCLPP_ASSERT(found, "a new token pool chunk has no free run of ", run, " slots");
     }
     slot = *found;
     if (pendingZeroes_ > 0) {
@@ -213,20 +255,22 @@ std::shared_ptr<uint64_t> TokenPool::getToken() {
         CudaDeviceGuard deviceGuard(deviceId_);
         MSCCLPP_CUDATHROW(cudaStreamSynchronize(zeroStream_->stream));
       } catch (...) {
-        bitmap_->free(slot);
+        bitmap_->free(slot, run);
         throw;
       }
       pendingZeroes_ = 0;
     }
     token = address(slot);
+    ++tokensInUse_;
   }
   // If making the shared_ptr throws, it calls the deleter, which returns the slot.
-  return std::shared_ptr<uint64_t>(token, TokenDeleter{shared_from_this(), slot});
+  return std::shared_ptr<uint64_t>(token, TokenDeleter{shared_from_this(), slot, run});
 }
 
-void TokenPool::release(SlotBitmap::Slot slot) noexcept {
+void TokenPool::release(SlotBitmap::Slot slot, size_t run) noexcept {
   try {
     std::lock_guard<std::mutex> lock(mutex_);
+    --tokensInUse_;
     AvoidCudaGraphCaptureGuard captureGuard;
     CudaDeviceGuard deviceGuard(deviceId_);
     if (!zeroStream_) zeroStream_ = std::make_unique<ZeroStream>();
@@ -239,8 +283,9 @@ void TokenPool::release(SlotBitmap::Slot slot) noexcept {
                "); the slot is retired");
       return;
     }
+    // Only the token word needs zeroing: the other slots of a run are never handed out with it.
     ++pendingZeroes_;
-    bitmap_->free(slot);
+    bitmap_->free(slot, run);
   } catch (const std::exception& e) {
     LOG_WARN(MEM, "token pool on GPU ", deviceId_, ": returning a token failed: ", e.what());
   }
@@ -250,9 +295,10 @@ TokenPoolStats TokenPool::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   TokenPoolStats s;
   s.chunks = chunks_.size();
+  s.inUse = tokensInUse_;
   if (bitmap_) {
     s.capacity = bitmap_->capacity();
-    s.inUse = bitmap_->inUse();
+    s.slotsInUse = bitmap_->inUse();
   }
   for (const auto& c : chunks_) s.deviceBytes += c->bytes;
   return s;

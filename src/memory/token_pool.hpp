@@ -35,10 +35,13 @@ class SlotBitmap {
 
   /// Adds a chunk of free slots; returns its index.
   size_t addChunk();
-  /// Marks the lowest free slot used and returns it; nullopt when all are used (add a chunk).
-  std::optional<Slot> allocate();
-  /// Frees a used slot. Throws Error(InvalidUsage) for a slot out of range or not in use.
-  void free(Slot slot);
+  /// Marks `run` free slots used, the first at a multiple of `run`, and returns the first: the lowest
+  /// free slot for run 1; nullopt when there is no such run (add a chunk). `run` is a power of two up
+  /// to 64, else Error(InvalidUsage).
+  std::optional<Slot> allocate(size_t run = 1);
+  /// Frees the `run` used slots that allocate(run) returned as `slot`. Throws Error(InvalidUsage) for
+  /// slots out of range or not in use.
+  void free(Slot slot, size_t run = 1);
 
   size_t slotsPerChunk() const { return slotsPerChunk_; }
   size_t chunks() const;
@@ -62,7 +65,17 @@ struct TokenPoolStats {
   size_t chunks = 0;
   size_t capacity = 0;     // tokens available without growing
   size_t inUse = 0;        // tokens handed out and not yet returned
+  size_t slotsInUse = 0;   // the slots they hold (16 for a token in its own cache line)
   size_t deviceBytes = 0;  // device memory of all chunks
+};
+
+/// Where a token sits relative to its neighbours.
+enum class TokenPlacement {
+  /// Next to other tokens: 8 bytes of the pool.
+  Packed,
+  /// Alone in its 128-byte cache line (the line's other slots stay unused): for a word that one GPU
+  /// thread reads through its L1 cache, where neighbours' atomics and peers' writes would evict it.
+  OwnCacheLine,
 };
 
 /// Zeroed 8-byte device words for semaphores, owned by a Context and shared by its semaphores.
@@ -82,7 +95,7 @@ class TokenPool : public std::enable_shared_from_this<TokenPool> {
 
   /// A zeroed device word. Its deleter keeps the pool alive, zeroes the word and returns it; a word is
   /// never handed out again before that zeroing has completed. Grows the pool when it is full.
-  std::shared_ptr<uint64_t> getToken();
+  std::shared_ptr<uint64_t> getToken(TokenPlacement placement = TokenPlacement::Packed);
 
   TokenPoolStats stats() const;
   int deviceId() const { return deviceId_; }
@@ -93,7 +106,7 @@ class TokenPool : public std::enable_shared_from_this<TokenPool> {
 
   TokenPool(int deviceId, size_t tokensPerChunk);
   void addChunkLocked();
-  void release(SlotBitmap::Slot slot) noexcept;
+  void release(SlotBitmap::Slot slot, size_t run) noexcept;
   uint64_t* address(SlotBitmap::Slot slot) const;
 
   const int deviceId_;
@@ -104,6 +117,7 @@ class TokenPool : public std::enable_shared_from_this<TokenPool> {
   struct ZeroStream;
   std::unique_ptr<ZeroStream> zeroStream_;  // zeroes returned tokens asynchronously
   uint64_t pendingZeroes_ = 0;              // memsets enqueued since the stream was last synchronized
+  size_t tokensInUse_ = 0;
 };
 
 }  // namespace mscclpp

@@ -24,7 +24,7 @@ cudaStream_t Context::Impl::ipcStream(int deviceId) {
   return *stream;
 }
 
-std::shared_ptr<uint64_t> Context::Impl::deviceToken(int deviceId) {
+std::shared_ptr<uint64_t> Context::Impl::deviceToken(int deviceId, TokenPlacement placement) {
   std::shared_ptr<TokenPool> pool;
   {
     std::lock_guard<std::mutex> lock(mutex);
@@ -32,7 +32,7 @@ std::shared_ptr<uint64_t> Context::Impl::deviceToken(int deviceId) {
     if (!slot) slot = TokenPool::create(deviceId);
     pool = slot;
   }
-  return pool->getToken();
+  return pool->getToken(placement);
 }
 
 Context::Context() : pimpl_(std::make_unique<Impl>()) {}

@@ -26,8 +26,8 @@ struct Context::Impl {
   /// A zeroed 8-byte word of GPU `deviceId`'s memory, exportable to peers: semaphore tokens and the
   /// semaphores' private counters. Freed (and zeroed for reuse) when the last copy is dropped.
   /// Served by a TokenPool per GPU, made on the first request: tokens share one allocation and one
-  /// export per chunk (a granule) instead of costing one each.
-  std::shared_ptr<uint64_t> deviceToken(int deviceId);
+  /// export per chunk (a granule) instead of costing one each. `placement`: see TokenPlacement.
+  std::shared_ptr<uint64_t> deviceToken(int deviceId, TokenPlacement placement = TokenPlacement::Packed);
 
   mutable std::mutex mutex;
   std::map<int, std::unique_ptr<CudaStreamWithFlags>> ipcStreams;

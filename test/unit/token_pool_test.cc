@@ -130,6 +130,62 @@ TEST(SlotBitmapTest, FreeOutOfRangeIsRejected) {
   EXPECT_EQ(bitmap.inUse(), 1u);
 }
 
+TEST(SlotBitmapTest, AnAlignedRunSkipsPartlyUsedGroupsAndLeavesItsSlotsOut) {
+  SlotBitmap bitmap(128);
+  bitmap.addChunk();
+  ASSERT_EQ(bitmap.allocate()->index, 0u);  // slot 0 used: the first group of 16 is not free
+  auto run = bitmap.allocate(16);
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(run->index, 16u) << "the run starts at the next multiple of its length";
+  EXPECT_EQ(bitmap.inUse(), 17u);
+  // Single slots fill the gap below the run, then continue after it.
+  for (size_t expected = 1; expected < 16; ++expected) EXPECT_EQ(bitmap.allocate()->index, expected);
+  EXPECT_EQ(bitmap.allocate()->index, 32u);
+  bitmap.free(*run, 16);
+  EXPECT_EQ(bitmap.inUse(), 17u);
+  EXPECT_EQ(bitmap.allocate()->index, 16u) << "freeing the run frees all of its slots";
+}
+
+TEST(SlotBitmapTest, RunsOfEveryLengthFillAChunkThenReportFull) {
+  for (size_t run : {2, 4, 8, 16, 32, 64}) {
+    SlotBitmap bitmap(256);
+    bitmap.addChunk();
+    for (size_t i = 0; i < 256 / run; ++i) {
+      auto slot = bitmap.allocate(run);
+      ASSERT_TRUE(slot.has_value()) << "run " << run << ", " << i;
+      EXPECT_EQ(slot->index, i * run);
+    }
+    EXPECT_FALSE(bitmap.allocate(run).has_value()) << run;
+    EXPECT_FALSE(bitmap.allocate().has_value()) << run;
+    EXPECT_EQ(bitmap.inUse(), 256u);
+  }
+}
+
+TEST(SlotBitmapTest, ARunNeverCoversTheChunksPaddingOrTwoChunks) {
+  SlotBitmap bitmap(40);  // slots 32-39 form a partial group; 40-63 are padding
+  bitmap.addChunk();
+  bitmap.addChunk();
+  EXPECT_EQ(bitmap.allocate(16)->index, 0u);
+  EXPECT_EQ(bitmap.allocate(16)->index, 16u);
+  auto third = bitmap.allocate(16);
+  ASSERT_TRUE(third.has_value());
+  EXPECT_EQ(third->chunk, 1u) << "slots 32-47 of chunk 0 would include padding";
+  EXPECT_EQ(third->index, 0u);
+}
+
+TEST(SlotBitmapTest, RunLengthsThatAreNotPowersOfTwoUpTo64AreRejected) {
+  SlotBitmap bitmap(256);
+  bitmap.addChunk();
+  for (size_t run : {0, 3, 12, 128}) EXPECT_THROW(bitmap.allocate(run), Error) << run;
+  auto slot = bitmap.allocate(16);
+  ASSERT_TRUE(slot.has_value());
+  EXPECT_THROW(bitmap.free(*slot, 3), Error);
+  EXPECT_THROW(bitmap.free(SlotBitmap::Slot{0, 8}, 16), Error) << "not the start of a run";
+  EXPECT_THROW(bitmap.free(SlotBitmap::Slot{0, 32}, 16), Error) << "not in use";
+  bitmap.free(*slot, 16);
+  EXPECT_THROW(bitmap.free(*slot, 16), Error) << "freed twice";
+}
+
 TEST(SlotBitmapTest, EightContendingThreadsNeverGetTheSameSlot) {
   constexpr size_t kSlotsPerChunk = 64;
   constexpr int kThreads = 8;
@@ -244,6 +300,32 @@ TEST(TokenPoolTest, TokensAreZeroedDeviceWordsOfOneGranule) {
     EXPECT_TRUE(isCuMemMapAllocated(a.get()));
     EXPECT_EQ(s.deviceBytes, detail::getCuAllocationGranularity(CU_MEM_ALLOC_GRANULARITY_MINIMUM));
   }
+}
+
+TEST(TokenPoolTest, AnOwnCacheLineTokenIsAloneInAnAlignedLine) {
+  MSCCLPP_REQUIRE_GPU();
+  auto pool = TokenPool::create(0);
+  auto packed = pool->getToken();
+  auto alone = pool->getToken(TokenPlacement::OwnCacheLine);
+  auto next = pool->getToken();
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(alone.get()) % 128, 0u);
+  EXPECT_EQ(readToken(alone.get()), 0u);
+  EXPECT_TRUE(next.get() < alone.get() || next.get() >= alone.get() + 16) << "no other token shares its line";
+  EXPECT_EQ(pool->stats().inUse, 3u);
+  EXPECT_EQ(pool->stats().slotsInUse, 18u) << "the token holds its line's 16 slots";
+  writeToken(alone.get(), 7);
+  alone.reset();
+  EXPECT_EQ(pool->stats().inUse, 2u);
+  EXPECT_EQ(pool->stats().slotsInUse, 2u);
+  auto again = pool->getToken(TokenPlacement::OwnCacheLine);
+  EXPECT_EQ(readToken(again.get()), 0u) << "a recycled token must not keep its old count";
+}
+
+TEST(TokenPoolTest, AnOwnCacheLineTokenFromChunksSmallerThanALineIsRefused) {
+  MSCCLPP_REQUIRE_GPU();
+  auto pool = TokenPool::create(0, 8);
+  EXPECT_THROW(pool->getToken(TokenPlacement::OwnCacheLine), Error);
+  EXPECT_NE(pool->getToken(), nullptr) << "packed tokens still work";
 }
 
 TEST(TokenPoolTest, AReturnedTokenComesBackZeroed) {
