@@ -4,10 +4,11 @@
 // Atomic load, store and fetch-add on plain memory words, usable from host and device code alike.
 //
 // Every cross-agent protocol in the device API (semaphores, the proxy FIFO, the grid barrier) is
-// written with these three functions and nothing else, so its ordering is stated in one vocabulary:
-// a memory order (memoryOrderRelaxed ... memoryOrderSeqCst) and a scope (scopeSystem: other GPUs and
-// the CPU may observe the word; scopeDevice: only threads of this GPU do). The scope is a promise by
-// the caller; a wider scope than needed is correct but slower.
+// written with these three functions (and the fence and compare-exchange in `detail`) and nothing
+// else, so its ordering is stated in one vocabulary: a memory order (memoryOrderRelaxed ...
+// memoryOrderSeqCst) and a scope (scopeSystem: other GPUs and the CPU may observe the word;
+// scopeDevice: only threads of this GPU do). The scope is a promise by the caller; a wider scope than
+// needed is correct but slower.
 //
 // Under nvcc the functions are cuda::atomic_ref operations (libcu++), on host and device alike. A
 // plain host compiler and HIP use the GCC/Clang __atomic builtins; there the scope is accepted and
@@ -56,6 +57,13 @@ MSCCLPP_HOST_DEVICE_INLINE T atomicFetchAdd(T* ptr, const T& val, cuda::memory_o
 }
 
 namespace detail {
+/// A memory fence with `memoryOrder` (release: orders every earlier access before every later store)
+/// over `Scope`.
+template <cuda::thread_scope Scope = cuda::thread_scope_system>
+MSCCLPP_HOST_DEVICE_INLINE void atomicFence(cuda::memory_order memoryOrder) {
+  cuda::atomic_thread_fence(memoryOrder, Scope);
+}
+
 /// Replaces *ptr by `desired` if it equals `expected`; returns whether it did. May fail spuriously,
 /// so call it in a loop.
 template <typename T, cuda::thread_scope Scope = cuda::thread_scope_system>
@@ -96,6 +104,12 @@ MSCCLPP_HOST_DEVICE_INLINE T atomicFetchAdd(T* ptr, const T& val, int memoryOrde
 }
 
 namespace detail {
+/// A memory fence with `memoryOrder` (release: orders every earlier access before every later store).
+template <int Scope = scopeSystem>
+MSCCLPP_HOST_DEVICE_INLINE void atomicFence(int memoryOrder) {
+  __atomic_thread_fence(memoryOrder);
+}
+
 /// Replaces *ptr by `desired` if it equals `expected`; returns whether it did. May fail spuriously,
 /// so call it in a loop.
 template <typename T, int Scope = scopeSystem>

@@ -26,9 +26,9 @@ const Semaphore& checkMappedPeer(const Semaphore& semaphore) {
   return semaphore;
 }
 
-std::shared_ptr<uint64_t> deviceCounter(Semaphore& semaphore) {
+std::shared_ptr<uint64_t> deviceCounter(Semaphore& semaphore, TokenPlacement placement = TokenPlacement::Packed) {
   Connection& connection = semaphore.connection();
-  return ContextAccess::impl(*connection.context()).deviceToken(connection.localDevice().id);
+  return ContextAccess::impl(*connection.context()).deviceToken(connection.localDevice().id, placement);
 }
 
 Semaphore build(Communicator& communicator, const Connection& connection) {
@@ -62,7 +62,11 @@ Host2DeviceSemaphore::DeviceHandle Host2DeviceSemaphore::deviceHandle() const {
 MemoryDevice2DeviceSemaphore::MemoryDevice2DeviceSemaphore(const Semaphore& semaphore)
     : semaphore_(checkMappedPeer(semaphore)),
       expectedInboundToken_(deviceCounter(semaphore_)),
-      outboundToken_(deviceCounter(semaphore_)) {}
+      // The signaling thread reads the outbound count through its L1 cache (semaphore_device.hpp): in a
+      // line of its own, no neighbour's atomic or peer's write evicts it. Measured on an H200 between
+      // two processes: 0.46 us per relaxedSignal/relaxedWait hop with the count next to the inbound
+      // token and the expected count, 0.33 us alone (a raw hop: 0.31 us).
+      outboundToken_(deviceCounter(semaphore_, TokenPlacement::OwnCacheLine)) {}
 
 MemoryDevice2DeviceSemaphore::MemoryDevice2DeviceSemaphore(Communicator& communicator, const Connection& connection)
     : MemoryDevice2DeviceSemaphore(build(communicator, connection)) {}

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <mscclpp/atomic_device.hpp>
+#include <mscclpp/concurrency_device.hpp>
 #include <thread>
 #include <vector>
 
@@ -85,6 +86,45 @@ __global__ void pollCountKernel(MemoryDevice2DeviceSemaphoreDeviceHandle a, Memo
     results[3] = static_cast<uint32_t>(b.loadExpectedInbound());
     results[4] = static_cast<uint32_t>(b.loadInboundRelaxed());
     b.relaxedSignal();
+  }
+}
+
+// A's signals come from a different block (so a different SM) in each round, one block at a time:
+// the grid barrier between rounds is the hand-over the one-signaler rule asks for. B waits once per
+// round. A signaler that reused a stale copy of the outbound count would store a lower token and
+// leave B waiting.
+__global__ void signalerHandOffKernel(MemoryDevice2DeviceSemaphoreDeviceHandle a,
+                                      MemoryDevice2DeviceSemaphoreDeviceHandle b, DeviceSyncer* syncer,
+                                      uint32_t rounds, uint32_t* results) {
+  const uint32_t signalers = gridDim.x - 1;
+  for (uint32_t r = 0; r < rounds; ++r) {
+    if (threadIdx.x == 0) {
+      if (blockIdx.x == r % signalers) a.signal();
+      if (blockIdx.x == signalers) b.wait(kTestSpinLimit);
+    }
+    syncer->sync(gridDim.x, kTestSpinLimit);
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) results[0] = static_cast<uint32_t>(a.loadOutbound());
+}
+
+// signal(), then incOutbound() (a fetch_add counting one signal sent some other way), then signal():
+// the count continues across both kinds of increment.
+__global__ void mixedIncrementKernel(MemoryDevice2DeviceSemaphoreDeviceHandle a, uint64_t* results) {
+  a.signal();
+  results[0] = a.incOutbound();
+  a.signal();
+  results[1] = a.loadOutbound();
+}
+
+// `waiters` threads of B wait at once, each consuming one of A's signals.
+__global__ void concurrentWaitersKernel(MemoryDevice2DeviceSemaphoreDeviceHandle a,
+                                        MemoryDevice2DeviceSemaphoreDeviceHandle b, uint32_t* returned) {
+  if (blockIdx.x == 0) {
+    if (threadIdx.x == 0)
+      for (uint32_t i = 0; i < blockDim.x; ++i) a.relaxedSignal();
+  } else {
+    b.wait(kTestSpinLimit);
+    atomicAdd(returned, 1u);
   }
 }
 
@@ -192,6 +232,62 @@ TEST(DeviceSemaphoreHandleTest, MemorySemaphorePollConsumesEachSignalOnce) {
   EXPECT_EQ(r[4], kSignals) << "the inbound token holds the sender's outbound count";
   const std::vector<uint64_t> t = tokens.toHost();
   EXPECT_EQ(t[kExpA], 1u) << "A's relaxed wait consumed B's one answer";
+}
+
+TEST(DeviceSemaphoreHandleTest, MemorySemaphoreCountsStayExactWhenTheSignalingBlockChangesEachRound) {
+  MSCCLPP_REQUIRE_GPU();
+  constexpr uint32_t kRounds = 3000;
+  constexpr int kBlocks = 5;  // four signaling blocks taking turns, one waiting block
+  DeviceBuffer<uint64_t> tokens(kNumSlots);
+  DeviceBuffer<DeviceSyncer> syncer(1);
+  DeviceBuffer<uint32_t> results(1);
+  ASSERT_TRUE(tokens.ok() && syncer.ok() && results.ok());
+  MemoryDevice2DeviceSemaphoreDeviceHandle a, b;
+  makePair(tokens.get(), a, b);
+  DeviceSyncer* syncerPtr = syncer.get();
+  uint32_t rounds = kRounds;
+  uint32_t* resultsPtr = results.get();
+  void* args[] = {&a, &b, &syncerPtr, &rounds, &resultsPtr};
+  MSCCLPP_TEST_CUDA(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(signalerHandOffKernel), dim3(kBlocks),
+                                                dim3(32), args, 0, nullptr));
+  MSCCLPP_TEST_CUDA(cudaDeviceSynchronize());
+  EXPECT_EQ(results.toHost()[0], kRounds) << "outbound counts every signal, whichever block sent it";
+  const std::vector<uint64_t> t = tokens.toHost();
+  EXPECT_EQ(t[kInB], kRounds) << "the last signal carried the full count";
+  EXPECT_EQ(t[kExpB], kRounds);
+}
+
+TEST(DeviceSemaphoreHandleTest, MemorySemaphoreSignalContinuesTheCountAfterIncOutbound) {
+  MSCCLPP_REQUIRE_GPU();
+  DeviceBuffer<uint64_t> tokens(kNumSlots);
+  DeviceBuffer<uint64_t> results(2);
+  ASSERT_TRUE(tokens.ok() && results.ok());
+  MemoryDevice2DeviceSemaphoreDeviceHandle a, b;
+  makePair(tokens.get(), a, b);
+  mixedIncrementKernel<<<1, 1>>>(a, results.get());
+  MSCCLPP_TEST_CUDA(cudaGetLastError());
+  MSCCLPP_TEST_CUDA(cudaDeviceSynchronize());
+  const std::vector<uint64_t> r = results.toHost();
+  EXPECT_EQ(r[0], 2u) << "incOutbound returns the new count";
+  EXPECT_EQ(r[1], 3u);
+  EXPECT_EQ(tokens.toHost()[kInB], 3u) << "the second signal stored the count after both increments";
+}
+
+TEST(DeviceSemaphoreHandleTest, MemorySemaphoreConcurrentWaitersEachConsumeOneSignal) {
+  MSCCLPP_REQUIRE_GPU();
+  constexpr uint32_t kWaiters = 64;
+  DeviceBuffer<uint64_t> tokens(kNumSlots);
+  DeviceBuffer<uint32_t> returned(1);
+  ASSERT_TRUE(tokens.ok() && returned.ok());
+  MemoryDevice2DeviceSemaphoreDeviceHandle a, b;
+  makePair(tokens.get(), a, b);
+  uint32_t* returnedPtr = returned.get();
+  void* args[] = {&a, &b, &returnedPtr};
+  MSCCLPP_TEST_CUDA(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(concurrentWaitersKernel), dim3(2),
+                                                dim3(kWaiters), args, 0, nullptr));
+  MSCCLPP_TEST_CUDA(cudaDeviceSynchronize());
+  EXPECT_EQ(returned.toHost()[0], kWaiters);
+  EXPECT_EQ(tokens.toHost()[kExpB], kWaiters) << "each waiter took its own expected count";
 }
 
 TEST(DeviceSemaphoreHandleTest, HostToDeviceWaitSeesTheHostsWritesBeforeEachSignal) {
