@@ -15,9 +15,23 @@
 namespace mscclpp {
 
 namespace detail {
+/// Loads this many elements before storing them, so that each thread keeps several reads in flight:
+/// with one read at a time, a grid of every SM x 1024 threads copied at 0.88-0.91x cudaMemcpyAsync on
+/// an H200. Element i is still handled by thread i % numThreads.
+constexpr int kCopyUnroll = 4;
+
 template <typename T>
 MSCCLPP_DEVICE_INLINE void copy(T* dst, T* src, uint64_t numElems, uint32_t threadId, uint32_t numThreads) {
-  for (uint64_t i = threadId; i < numElems; i += numThreads) {
+  uint64_t i = threadId;
+  const uint64_t stride = numThreads;
+  for (; i + (kCopyUnroll - 1) * stride < numElems; i += kCopyUnroll * stride) {
+    T values[kCopyUnroll];
+#pragma unroll
+    for (int u = 0; u < kCopyUnroll; ++u) values[u] = src[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < kCopyUnroll; ++u) dst[i + u * stride] = values[u];
+  }
+  for (; i < numElems; i += stride) {
     const T value = src[i];
     dst[i] = value;
   }
