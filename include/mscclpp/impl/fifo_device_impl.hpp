@@ -44,12 +44,14 @@ MSCCLPP_DEVICE_INLINE ProxyTrigger::ProxyTrigger(TriggerType type, uint32_t dst,
 }
 
 MSCCLPP_DEVICE_INLINE uint64_t FifoDeviceHandle::push(ProxyTrigger trigger, int64_t maxSpinCount) {
+  // The slot is reused from the request `size` positions earlier; the cached tail usually proves it
+  // was popped without reading host memory. It is read before the fetch_add so that the two round
+  // trips to memory overlap; an older cached tail is still a lower bound of the real one.
+  const uint64_t cachedTail = atomicLoad<uint64_t, scopeDevice>(tailCache, memoryOrderRelaxed);
   const uint64_t prevHead = atomicFetchAdd<uint64_t, scopeDevice>(head, 1, memoryOrderRelaxed);
   trigger.snd ^= detail::TriggerValidBitMask;
-  // The slot is reused from the request `size` positions earlier; the cached tail usually proves it
-  // was popped without reading host memory.
   const uint64_t capacity = static_cast<uint64_t>(size);
-  if (prevHead >= capacity + atomicLoad<uint64_t, scopeDevice>(tailCache, memoryOrderRelaxed)) {
+  if (prevHead >= capacity + cachedTail) {
     sync(prevHead - capacity, maxSpinCount);
   }
   uint64_t* slot = reinterpret_cast<uint64_t*>(&triggers[prevHead % capacity]);
