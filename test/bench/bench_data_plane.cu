@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cuda/std/chrono>
+#include <mscclpp/arch/st_release_sm90.hpp>
 #include <mscclpp/atomic_device.hpp>
 #include <mscclpp/gpu_capabilities.hpp>
 #include <mscclpp/gpu_utils.hpp>
@@ -24,6 +25,7 @@
 
 #include "bench/bench.hpp"
 #include "bootstrap/socket.hpp"
+#include "gpu/driver_api.hpp"
 
 namespace mscclpp::bench {
 namespace {
@@ -147,15 +149,23 @@ std::vector<Table> onPair(BenchContext& ctx, const std::function<std::vector<Tab
 /// plain volatile stores and loads; `batches` batches of `perBatch` round trips, timed by the
 /// initiator. Values continue from `base` so that runs can follow each other without a reset.
 __global__ void rawFlagPingPongKernel(volatile uint64_t* mine, volatile uint64_t* peers, uint64_t base, int batches,
-                                      int perBatch, bool initiator, uint64_t* samples, int* failed) {
+                                      int perBatch, bool initiator, bool release, uint64_t* samples, int* failed) {
   uint64_t value = base;
+  // The store of the counter: plain, or (`release`) a system-scope store-release, the least any
+  // signal that publishes earlier writes must do.
+  auto store = [&] {
+    if (release)
+      atomicStore<uint64_t, scopeSystem>(const_cast<uint64_t*>(peers), value, memoryOrderRelease);
+    else
+      *peers = value;
+  };
   for (int b = 0; b < batches; ++b) {
     const uint64_t t0 = nowNs();
     for (int i = 0; i < perBatch; ++i) {
       ++value;
       int64_t spins = 0;
       if (initiator) {
-        *peers = value;
+        store();
         while (*mine < value) {
           if (++spins > kBenchSpin) {
             *failed = 1;
@@ -169,7 +179,7 @@ __global__ void rawFlagPingPongKernel(volatile uint64_t* mine, volatile uint64_t
             return;
           }
         }
-        *peers = value;
+        store();
       }
     }
     if (initiator) samples[b] = nowNs() - t0;
@@ -182,12 +192,13 @@ class RawFlagReference {
   explicit RawFlagReference(Pair& pair) : pair_(pair), flags_(pair.allocate(64)), failed_(pair.allocate(sizeof(int))) {
     remote_ = pair.exchange(flags_, Transport::CudaIpc, local_, 7);
   }
-  double hopUs(int batches, int perBatch) {
+  /// `release`: the stores are system-scope store-releases instead of plain ones.
+  double hopUs(int batches, int perBatch, bool release = false) {
     Samples samples(batches);
     pair_.sync();
     rawFlagPingPongKernel<<<1, 1, 0, pair_.stream()>>>(
         reinterpret_cast<volatile uint64_t*>(flags_.ptr), static_cast<volatile uint64_t*>(remote_.data()), base_,
-        batches, perBatch, pair_.initiator(), samples.out(), reinterpret_cast<int*>(failed_.ptr));
+        batches, perBatch, pair_.initiator(), release, samples.out(), reinterpret_cast<int*>(failed_.ptr));
     check(cudaGetLastError(), "rawFlagPingPongKernel");
     pair_.finish();
     base_ += uint64_t(batches) * perBatch;
@@ -210,20 +221,25 @@ class RawFlagReference {
 //
 // Timed: on rank 0, the global timer around batches of round trips of a single thread per rank:
 // rank 0 signal() then wait(); rank 1 wait() then signal(), through a MemoryDevice2DeviceSemaphore
-// over CudaIpc. One hop = half a round trip. Reference: the same ping-pong with plain volatile stores
-// of a counter into the peer's mapped memory and volatile loads of this rank's.
+// over CudaIpc; then the same with relaxedSignal()/relaxedWait(). One hop = half a round trip.
+// Reference: the same ping-pong with plain volatile stores of a counter into the peer's mapped memory
+// and volatile loads of this rank's; and that ping-pong with system-scope store-releases, the floor of
+// any signal that orders the writes before it.
 
+template <bool Relaxed>
 __global__ void semaphorePingPongKernel(MemoryDevice2DeviceSemaphoreDeviceHandle semaphore, int batches, int perBatch,
                                         bool initiator, uint64_t* samples) {
+  auto signal = [&] { Relaxed ? semaphore.relaxedSignal() : semaphore.signal(); };
+  auto wait = [&] { Relaxed ? semaphore.relaxedWait(kBenchSpin) : semaphore.wait(kBenchSpin); };
   for (int b = 0; b < batches; ++b) {
     const uint64_t t0 = nowNs();
     for (int i = 0; i < perBatch; ++i) {
       if (initiator) {
-        semaphore.signal();
-        semaphore.wait(kBenchSpin);
+        signal();
+        wait();
       } else {
-        semaphore.wait(kBenchSpin);
-        semaphore.signal();
+        wait();
+        signal();
       }
     }
     if (initiator) samples[b] = nowNs() - t0;
@@ -237,19 +253,26 @@ std::vector<Table> signalLatency(BenchContext& ctx) {
     MemoryDevice2DeviceSemaphore semaphore(pair.comm(), conn);
     RawFlagReference raw(pair);
     const double rawUs = raw.hopUs(batches, perBatch);
-    Samples samples(batches);
-    pair.sync();
-    semaphorePingPongKernel<<<1, 1, 0, pair.stream()>>>(semaphore.deviceHandle(), batches, perBatch, pair.initiator(),
-                                                        samples.out());
-    check(cudaGetLastError(), "semaphorePingPongKernel");
-    pair.finish();
-    const double semUs = samples.medianUs(pair.stream(), perBatch) / 2;
+    const double rawReleaseUs = raw.hopUs(batches, perBatch, true);
+    auto measure = [&](auto kernel, const char* name) {
+      Samples samples(batches);
+      pair.sync();
+      kernel<<<1, 1, 0, pair.stream()>>>(semaphore.deviceHandle(), batches, perBatch, pair.initiator(), samples.out());
+      check(cudaGetLastError(), name);
+      pair.finish();
+      return samples.medianUs(pair.stream(), perBatch) / 2;
+    };
+    const double semUs = measure(semaphorePingPongKernel<false>, "signal+wait");
+    const double relaxedUs = measure(semaphorePingPongKernel<true>, "relaxedSignal+relaxedWait");
     Table table{"cross-process signal latency, ranks 0 and 1 (MemoryDevice2DeviceSemaphore over CudaIpc)",
                 {"method", "us_per_hop", "raw_us_per_hop", "ratio"},
-                {{"signal+wait", fmt(semUs, 3), fmt(rawUs, 3), fmt(semUs / rawUs)}},
+                {{"signal+wait", fmt(semUs, 3), fmt(rawUs, 3), fmt(semUs / rawUs)},
+                 {"relaxedSignal+relaxedWait", fmt(relaxedUs, 3), fmt(rawUs, 3), fmt(relaxedUs / rawUs)},
+                 {"raw with store-release (sys)", fmt(rawReleaseUs, 3), fmt(rawUs, 3), fmt(rawReleaseUs / rawUs)}},
                 {"median of " + std::to_string(batches) + " batches of " + std::to_string(perBatch) +
                      " round trips; one hop = half a round trip",
-                 "raw: volatile store of a counter into the peer's mapped memory, volatile load of our own"}};
+                 "raw: volatile store of a counter into the peer's mapped memory, volatile load of our own",
+                 "raw with store-release: the same with system-scope release stores, the floor of an ordered signal"}};
     return std::vector<Table>{table};
   });
 }
@@ -324,8 +347,10 @@ std::vector<Table> packetLatency(BenchContext& ctx) {
 // Timed, on rank 0 only (rank 1 idles so that it does not share the GPU and CPU with the measurement):
 // - throughput: the global timer around one GPU thread pushing 10,000 triggers into a 512-entry FIFO
 //   and then waiting until the proxy thread (whose handler does nothing) has popped the last; divided
-//   by 10,000. Reference: the same thread storing 10,000 16-byte records (release, system scope) into
-//   a 512-slot ring in mapped pinned host memory that nobody reads: the cost of the writes alone.
+//   by 10,000. References: the same thread writing 10,000 16-byte records into a 512-slot ring in
+//   mapped pinned host memory that nobody reads, (a) with relaxed stores, the cost of the writes alone,
+//   and (b) with what the contract prescribes for each push: a relaxed fetch_add of a device counter
+//   for the slot and one 16-byte system-scope store-release.
 // - round trip: batches of push() + sync() of one trigger; reference: a raw GPU -> host -> GPU flag
 //   round trip through mapped pinned memory with a host thread echoing the counter.
 
@@ -341,13 +366,19 @@ __global__ void fifoPushKernel(FifoDeviceHandle fifo, int reps, int triggers, ui
   }
 }
 
-__global__ void rawRingStoreKernel(uint64_t* ring, int reps, int records, uint64_t* samples) {
+template <bool Contract>
+__global__ void rawRingStoreKernel(uint64_t* ring, uint64_t* counter, int reps, int records, uint64_t* samples) {
   for (int r = 0; r < reps; ++r) {
     const uint64_t t0 = nowNs();
     for (int i = 0; i < records; ++i) {
-      uint64_t* slot = ring + 2 * (i % 512);
-      atomicStore<uint64_t, scopeSystem>(slot + 1, uint64_t(i) + 1, memoryOrderRelaxed);
-      atomicStore<uint64_t, scopeSystem>(slot, uint64_t(i) + 1, memoryOrderRelease);
+      if (Contract) {
+        const uint64_t index = atomicFetchAdd<uint64_t, scopeDevice>(counter, 1, memoryOrderRelaxed);
+        arch::StReleaseSysGlobalV2U64::store(ring + 2 * (index % 512), index + 1, index + 1);
+      } else {
+        uint64_t* slot = ring + 2 * (i % 512);
+        atomicStore<uint64_t, scopeSystem>(slot + 1, uint64_t(i) + 1, memoryOrderRelaxed);
+        atomicStore<uint64_t, scopeSystem>(slot, uint64_t(i) + 1, memoryOrderRelaxed);
+      }
     }
     samples[r] = nowNs() - t0;
   }
@@ -396,11 +427,17 @@ std::vector<Table> fifoBench(BenchContext& ctx) {
     auto ring = detail::gpuCallocHostUnique<uint64_t>(2 * 512, cudaHostAllocMapped);
     uint64_t* ringOnDevice = nullptr;
     check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&ringOnDevice), ring.get(), 0), "cudaHostGetDevicePointer");
-    Samples stores(reps);
-    rawRingStoreKernel<<<1, 1, 0, pair.stream()>>>(ringOnDevice, reps, kFifoTriggers, stores.out());
-    check(cudaGetLastError(), "rawRingStoreKernel");
-    pair.finish();
-    const double storeUs = stores.medianUs(pair.stream(), kFifoTriggers);
+    Buffer counter(sizeof(uint64_t));
+    auto ringUs = [&](auto kernel) {
+      Samples stores(reps);
+      kernel<<<1, 1, 0, pair.stream()>>>(ringOnDevice, reinterpret_cast<uint64_t*>(counter.ptr), reps, kFifoTriggers,
+                                         stores.out());
+      check(cudaGetLastError(), "rawRingStoreKernel");
+      pair.finish();
+      return stores.medianUs(pair.stream(), kFifoTriggers);
+    };
+    const double storeUs = ringUs(rawRingStoreKernel<false>);
+    const double contractUs = ringUs(rawRingStoreKernel<true>);
 
     Samples trips(batches);
     fifoRoundTripKernel<<<1, 1, 0, pair.stream()>>>(fifo, batches, perBatch, trips.out());
@@ -439,7 +476,9 @@ std::vector<Table> fifoBench(BenchContext& ctx) {
     Table table{
         "proxy FIFO on rank 0 (512 entries, handler does nothing)",
         {"measure", "us", "reference", "ref_us", "ratio"},
-        {{"push, per trigger", fmt(pushUs, 3), "raw 16B store to mapped host", fmt(storeUs, 3), fmt(pushUs / storeUs)},
+        {{"push, per trigger", fmt(pushUs, 3), "raw 16B relaxed stores to mapped host", fmt(storeUs, 3), fmt(pushUs / storeUs)},
+         {"push, per trigger", fmt(pushUs, 3), "fetch_add + 16B store-release (sys)", fmt(contractUs, 3),
+          fmt(pushUs / contractUs)},
          {"push + sync round trip", fmt(tripUs, 3), "raw GPU-host-GPU flag", fmt(rawTripUs, 3),
           fmt(tripUs / rawTripUs)}},
         {"push: " + std::to_string(kFifoTriggers) + " triggers from one thread until the last is popped, " +
@@ -454,7 +493,8 @@ std::vector<Table> fifoBench(BenchContext& ctx) {
 // Timed: on rank 0, the global timer around batches of round trips: rank 0 putWithSignal() of a small
 // message, flush(), then wait(); rank 1 wait(), then putWithSignal() + flush() back; one PortChannel
 // per rank through its own ProxyService. Over CudaIpc and over Ethernet between GPU buffers.
-// References in the same run: the raw flag round trip over mapped memory (CudaIpc), and a raw TCP
+// References in the same run: the raw flag round trip over mapped memory and twice a host-issued
+// copy + stream write seen by a GPU kernel, what one proxy hop cannot beat (CudaIpc); a raw TCP
 // ping-pong of the same message between the same two processes, host memory to host memory (Ethernet).
 
 constexpr uint64_t kRttBytes = 64;
@@ -510,6 +550,54 @@ double rawTcpRoundTripUs(Pair& pair, int iters) {
   return median(samples) * 1e6;
 }
 
+/// Polls `token` for 1, 2, ... `count` and answers each value in `ack` (mapped pinned host memory).
+__global__ void tokenEchoKernel(const uint64_t* token, uint64_t* ack, int count, int* failed) {
+  for (uint64_t k = 1; k <= uint64_t(count); ++k) {
+    int64_t spins = 0;
+    while (atomicLoad<uint64_t, scopeSystem>(token, memoryOrderRelaxed) < k) {
+      if (++spins > kBenchSpin) {
+        *failed = 1;
+        return;
+      }
+    }
+    atomicStore<uint64_t, scopeSystem>(ack, k, memoryOrderRelaxed);
+  }
+}
+
+/// One proxy hop over CudaIpc without the proxy: a host thread issues what the proxy issues for a
+/// putWithSignal (cudaMemcpyAsync of the message on a stream, then a stream write of the token) and a
+/// GPU kernel polling the token answers through mapped pinned memory, on which the host spins. The
+/// answer's way back stands for the trigger's way to the proxy. Median over `iters`, in us.
+double hostIssuedCopyHopUs(Pair& pair, int iters) {
+  Buffer& data = pair.allocate(2 * kRttBytes);
+  Buffer& token = pair.allocate(sizeof(uint64_t));
+  Buffer& failed = pair.allocate(sizeof(int));
+  auto ack = detail::gpuCallocHostUnique<uint64_t>(1, cudaHostAllocMapped);
+  uint64_t* ackOnDevice = nullptr;
+  check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&ackOnDevice), ack.get(), 0), "cudaHostGetDevicePointer");
+  CudaStreamWithFlags copyStream(cudaStreamNonBlocking);
+  tokenEchoKernel<<<1, 1, 0, pair.stream()>>>(reinterpret_cast<uint64_t*>(token.ptr), ackOnDevice, iters,
+                                              reinterpret_cast<int*>(failed.ptr));
+  check(cudaGetLastError(), "tokenEchoKernel");
+  std::vector<double> samples;
+  const double giveUp = nowSec() + 60;
+  for (int k = 1; k <= iters; ++k) {
+    const double t0 = nowSec();
+    check(cudaMemcpyAsync(data.get() + kRttBytes, data.get(), kRttBytes, cudaMemcpyDeviceToDevice, copyStream),
+          "cudaMemcpyAsync");
+    CUresult written = cu::cuStreamWriteValue64(reinterpret_cast<CUstream>(cudaStream_t(copyStream)),
+                                                reinterpret_cast<CUdeviceptr>(token.ptr), k, 0);
+    if (written != CUDA_SUCCESS) throw Error("cuStreamWriteValue64 failed", ErrorCode::InternalError);
+    while (__atomic_load_n(ack.get(), __ATOMIC_ACQUIRE) < uint64_t(k)) {
+      if (nowSec() > giveUp) throw Error("the token echo kernel stopped answering", ErrorCode::Timeout);
+    }
+    samples.push_back(nowSec() - t0);
+  }
+  pair.finish();
+  check(cudaStreamSynchronize(copyStream), "cudaStreamSynchronize");
+  return median(samples) * 1e6;
+}
+
 std::vector<Table> portChannelRtt(BenchContext& ctx) {
   return onPair(ctx, [&](Pair& pair) {
     const int batches = ctx.quick ? 10 : 50, perBatch = ctx.quick ? 20 : 100;
@@ -521,15 +609,19 @@ std::vector<Table> portChannelRtt(BenchContext& ctx) {
     RawFlagReference raw(pair);
     const double rawRtt = 2 * raw.hopUs(batches, perBatch);
     const double tcpRtt = rawTcpRoundTripUs(pair, batches * perBatch);
+    const double copyRtt = pair.initiator() ? 2 * hostIssuedCopyHopUs(pair, batches * perBatch) : 0;
     struct Variant {
       const char* name;
       EndpointConfig config;
-      const char* reference;
-      double refUs;
+      std::vector<std::pair<const char*, double>> references;
     };
     const Variant variants[] = {
-        {"CudaIpc", EndpointConfig{Transport::CudaIpc}, "raw GPU flag ping-pong", rawRtt},
-        {"Ethernet (GPU memory)", EndpointConfig{Transport::Ethernet, DeviceType::GPU}, "raw TCP, host memory", tcpRtt},
+        {"CudaIpc",
+         EndpointConfig{Transport::CudaIpc},
+         {{"raw GPU flag ping-pong", rawRtt}, {"2x host-issued copy + stream write", copyRtt}}},
+        {"Ethernet (GPU memory)",
+         EndpointConfig{Transport::Ethernet, DeviceType::GPU},
+         {{"raw TCP, host memory", tcpRtt}}},
     };
     int tag = 20;
     for (const Variant& v : variants) {
@@ -552,7 +644,8 @@ std::vector<Table> portChannelRtt(BenchContext& ctx) {
       pair.sync();
       proxy.stopProxy();
       const double us = samples.medianUs(pair.stream(), perBatch);
-      table.rows.push_back({v.name, fmt(us, 2), v.reference, fmt(v.refUs, 2), fmt(us / v.refUs)});
+      for (const auto& [reference, refUs] : v.references)
+        table.rows.push_back({v.name, fmt(us, 2), reference, fmt(refUs, 2), fmt(us / refUs)});
       ++tag;
     }
     return std::vector<Table>{table};
