@@ -107,10 +107,19 @@ __global__ void memoryPingPongKernel(MemoryDevice2DeviceSemaphoreDeviceHandle se
   out->pollAfter = semaphore.poll() ? 1 : 0;
 }
 
+/// One block: thread 0 consumes one host signal, then every thread checks [p, p+n) against `e`.
+__global__ void waitThenCountKernel(Host2DeviceSemaphoreDeviceHandle semaphore, const uint8_t* p, uint64_t n,
+                                    ExpectedBytes e, unsigned long long* bad, unsigned long long* firstBad) {
+  if (threadIdx.x == 0) semaphore.wait(kDeviceSpinLimit);
+  __syncthreads();
+  countUnexpectedBytes(p, n, e, bad, firstBad, threadIdx.x, blockDim.x);
+}
+
 }  // namespace
 
 class DataPlaneCudaIpcTest : public DataPlaneMpTest {};
 class DataPlaneSemaphoreTest : public DataPlaneMpTest {};
+class DataPlaneEthernetGpuTest : public DataPlaneMpTest {};
 
 // ---- CudaIpc Connection ----
 
@@ -393,5 +402,79 @@ TEST_F(DataPlaneSemaphoreTest, HostToDeviceSemaphoreOnAHostEndpointIsRefused) {
     Communicator comm(bootstrap);
     Connection conn = comm.connect(EndpointConfig{Transport::Ethernet, DeviceType::CPU}, peer).get();
     expectInvalidUsage([&] { Host2DeviceSemaphore refused(comm, conn); }, "Host2DeviceSemaphore on a CPU endpoint");
+  });
+}
+
+// ---- Ethernet into GPU memory ----
+//
+// The receiver copies into GPU memory asynchronously: whoever sees a token written after the data
+// must see all of the data, without a flush in between. The writes are larger than the receiver's
+// staging buffer, so its halves are reused several times while the token waits behind them.
+
+constexpr uint64_t kEthernetGpuBytes = (9 << 20) + 12;
+
+TEST_F(DataPlaneEthernetGpuTest, AGpuWaiterThatSeesTheTokenSeesAllDataWrittenBeforeIt) {
+  MSCCLPP_DATA_PLANE_REQUIRE_GPU_PAIRS();
+  runPairTest([&](std::shared_ptr<TcpBootstrap> bootstrap) {
+    TestStream stream;
+    DeviceMemory& src = allocate(kEthernetGpuBytes);
+    DeviceMemory& inbox = allocate(kEthernetGpuBytes);
+    DeviceMemory& bad = allocate(2 * sizeof(unsigned long long));
+    Communicator comm(bootstrap);
+    Connection conn = comm.connect(EndpointConfig{Transport::Ethernet, DeviceType::GPU}, peer).get();
+    Host2DeviceSemaphore semaphore(comm, conn);
+    RegisteredMemory srcMemory = comm.registerMemory(src.get(), kEthernetGpuBytes, Transport::Ethernet);
+    RegisteredMemory inboxMemory = comm.registerMemory(inbox.get(), kEthernetGpuBytes, Transport::Ethernet);
+    comm.sendMemory(inboxMemory, peer);
+    RegisteredMemory peerInbox = comm.recvMemory(peer).get();
+    fillPattern(src.get(), kEthernetGpuBytes, sourceSeed(rank, 0), stream);
+    fillPattern(inbox.get(), kEthernetGpuBytes, backgroundSeed(rank, 0), stream);
+    finish(stream, "filling the buffers");
+    const unsigned long long none[2] = {0, ~0ULL};
+    cudaCheck(cudaMemcpy(bad.get(), none, sizeof(none), cudaMemcpyHostToDevice), "cudaMemcpy");
+    const ExpectedBytes expected{0, kEthernetGpuBytes, sourceSeed(peer, 0), 0, backgroundSeed(rank, 0)};
+    waitThenCountKernel<<<1, 1024, 0, stream>>>(semaphore.deviceHandle(), inbox.as<uint8_t>(), kEthernetGpuBytes,
+                                                expected, bad.as<unsigned long long>(0),
+                                                bad.as<unsigned long long>(1));
+    launched("waitThenCountKernel");
+    bootstrap->barrier();  // both inboxes are filled and watched
+    conn.write(peerInbox, 0, srcMemory, 0, kEthernetGpuBytes);
+    semaphore.signal();
+    finish(stream, "waitThenCountKernel");
+    const std::vector<unsigned long long> found = toHost<unsigned long long>(bad.get(), 2, stream);
+    EXPECT_EQ(found[0], 0u) << "first wrong byte at offset " << found[1];
+    conn.flush();
+    bootstrap->barrier();
+  });
+}
+
+TEST_F(DataPlaneEthernetGpuTest, AHostWaiterThatSeesTheTokenSeesAllGpuDataWrittenBeforeIt) {
+  MSCCLPP_DATA_PLANE_REQUIRE_GPU_PAIRS();
+  runPairTest([&](std::shared_ptr<TcpBootstrap> bootstrap) {
+    TestStream stream;
+    std::vector<uint8_t> src(kEthernetGpuBytes);
+    for (uint64_t i = 0; i < src.size(); ++i) src[i] = patternByte(sourceSeed(rank, 1), i);
+    DeviceMemory& inbox = allocate(kEthernetGpuBytes);
+    Communicator comm(bootstrap);
+    // A host endpoint: the data leaves host memory, lands in the peer's GPU memory, and the token
+    // the peer's host waits on is host memory.
+    Connection conn = comm.connect(EndpointConfig{Transport::Ethernet, DeviceType::CPU}, peer).get();
+    Host2HostSemaphore semaphore(comm, conn);
+    RegisteredMemory srcMemory = comm.registerMemory(src.data(), src.size(), Transport::Ethernet);
+    RegisteredMemory inboxMemory = comm.registerMemory(inbox.get(), kEthernetGpuBytes, Transport::Ethernet);
+    comm.sendMemory(inboxMemory, peer);
+    RegisteredMemory peerInbox = comm.recvMemory(peer).get();
+    fillPattern(inbox.get(), kEthernetGpuBytes, backgroundSeed(rank, 1), stream);
+    finish(stream, "filling the inbox");
+    bootstrap->barrier();
+    conn.write(peerInbox, 0, srcMemory, 0, kEthernetGpuBytes);
+    semaphore.signal();
+    semaphore.wait(-1);
+    // No flush, no barrier: the token alone says the peer's data is in this GPU's memory.
+    const ExpectedBytes expected{0, kEthernetGpuBytes, sourceSeed(peer, 1), 0, backgroundSeed(rank, 1)};
+    Mismatches bad = countUnexpected(inbox.get(), kEthernetGpuBytes, expected, stream);
+    EXPECT_EQ(bad.count, 0u) << "first wrong byte at offset " << bad.first;
+    conn.flush();
+    bootstrap->barrier();
   });
 }

@@ -77,9 +77,12 @@ static __global__ void fillPatternKernel(uint8_t* p, uint64_t n, uint32_t seed, 
   }
 }
 
-static __global__ void countUnexpectedKernel(const uint8_t* p, uint64_t n, ExpectedBytes e, unsigned long long* bad,
-                                             unsigned long long* firstBad) {
-  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < n; i += uint64_t{gridDim.x} * blockDim.x) {
+/// Counts the bytes of [p, p+n) that differ from `e` into *bad and the lowest such offset into
+/// *firstBad; thread `threadId` of `numThreads` checks every numThreads-th byte.
+static __device__ void countUnexpectedBytes(const uint8_t* p, uint64_t n, const ExpectedBytes& e,
+                                            unsigned long long* bad, unsigned long long* firstBad, uint64_t threadId,
+                                            uint64_t numThreads) {
+  for (uint64_t i = threadId; i < n; i += numThreads) {
     const uint8_t want =
         (i >= e.lo && i < e.hi) ? patternByte(e.seed, e.srcFirst + (i - e.lo)) : patternByte(e.backgroundSeed, i);
     if (p[i] != want) {
@@ -87,6 +90,12 @@ static __global__ void countUnexpectedKernel(const uint8_t* p, uint64_t n, Expec
       atomicMin(firstBad, static_cast<unsigned long long>(i));
     }
   }
+}
+
+static __global__ void countUnexpectedKernel(const uint8_t* p, uint64_t n, ExpectedBytes e, unsigned long long* bad,
+                                             unsigned long long* firstBad) {
+  countUnexpectedBytes(p, n, e, bad, firstBad, blockIdx.x * uint64_t{blockDim.x} + threadIdx.x,
+                       uint64_t{gridDim.x} * blockDim.x);
 }
 
 /// A CUDA call's error as text, for failure messages.
