@@ -7,6 +7,7 @@
 #include <atomic>
 #include <mscclpp/gpu.hpp>
 
+#include "gpu/stream_value_writer.hpp"
 #include "transport/connection.hpp"
 
 namespace mscclpp {
@@ -27,8 +28,7 @@ class CudaIpcConnection : public BaseConnection {
  private:
   cudaStream_t stream_;
   std::atomic<bool> dirty_{false};
-  /// Cleared the first time cuStreamWriteValue64 fails here; updates then use copies.
-  std::atomic<bool> streamWritesWork_{true};
+  StreamValueWriter valueWriter_;
 };
 
 }  // namespace mscclpp

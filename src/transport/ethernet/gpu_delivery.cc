@@ -7,7 +7,6 @@
 #include <mscclpp/gpu_utils.hpp>
 
 #include "common/logger.hpp"
-#include "gpu/driver_api.hpp"
 #include "gpu/gpu_checks.hpp"
 #include "transport/ethernet/ethernet_connection.hpp"
 
@@ -18,18 +17,18 @@ GpuDelivery::GpuDelivery(StagingBuffer& staging) : staging_(staging) {}
 GpuDelivery::~GpuDelivery() { release(); }
 
 void GpuDelivery::release() noexcept {
-  if (stream_ == nullptr) return;
-  // By hand rather than with CudaDeviceGuard, whose constructor may throw.
-  int previous = -1;
-  if (cudaGetDevice(&previous) == cudaSuccess && previous != deviceId_) MSCCLPP_CUDA_IGNORE(cudaSetDevice(deviceId_));
-  MSCCLPP_CUDA_IGNORE(cudaStreamSynchronize(stream_));
-  for (cudaEvent_t& event : copied_) {
-    if (event != nullptr) MSCCLPP_CUDA_IGNORE(cudaEventDestroy(event));
-    event = nullptr;
+  if (!stream_) return;
+  try {
+    CudaDeviceGuard guard(deviceId_);
+    MSCCLPP_CUDA_IGNORE(cudaStreamSynchronize(*stream_));
+    for (cudaEvent_t& event : copied_) {
+      if (event != nullptr) MSCCLPP_CUDA_IGNORE(cudaEventDestroy(event));
+      event = nullptr;
+    }
+    stream_.reset();
+  } catch (const BaseError& e) {
+    LOG_WARN(CONN, "Ethernet receiver: releasing GPU ", deviceId_, "'s stream: ", e.what());
   }
-  MSCCLPP_CUDA_IGNORE(cudaStreamDestroy(stream_));
-  stream_ = nullptr;
-  if (previous >= 0 && previous != deviceId_) MSCCLPP_CUDA_IGNORE(cudaSetDevice(previous));
   deviceId_ = -1;
   pending_ = false;
 }
@@ -39,7 +38,7 @@ void GpuDelivery::use(int deviceId) {
   // A connection delivering to a second GPU is rare: finish with the first one, then move over.
   release();
   CudaDeviceGuard guard(deviceId);
-  MSCCLPP_CUDATHROW(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  stream_ = std::make_unique<CudaStreamWithFlags>(cudaStreamNonBlocking);
   deviceId_ = deviceId;
   for (cudaEvent_t& event : copied_) MSCCLPP_CUDATHROW(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
 }
@@ -56,8 +55,8 @@ void GpuDelivery::write(int deviceId, char* dst, uint64_t bytes, const Receive& 
     // The half is free once the copy that last read it has finished (at once if none did).
     MSCCLPP_CUDATHROW(cudaEventSynchronize(copied_[half]));
     receive(buffer, piece);
-    MSCCLPP_CUDATHROW(cudaMemcpyAsync(dst + done, buffer, piece, cudaMemcpyHostToDevice, stream_));
-    MSCCLPP_CUDATHROW(cudaEventRecord(copied_[half], stream_));
+    MSCCLPP_CUDATHROW(cudaMemcpyAsync(dst + done, buffer, piece, cudaMemcpyHostToDevice, *stream_));
+    MSCCLPP_CUDATHROW(cudaEventRecord(copied_[half], *stream_));
     pending_ = true;
     done += piece;
   }
@@ -66,26 +65,14 @@ void GpuDelivery::write(int deviceId, char* dst, uint64_t bytes, const Receive& 
 void GpuDelivery::update(int deviceId, uint64_t* dst, uint64_t value) {
   use(deviceId);
   CudaDeviceGuard guard(deviceId);
-  if (streamWritesWork_) {
-    // The default flags order the store after the copies issued before it on the stream.
-    CUresult result = cu::cuStreamWriteValue64(reinterpret_cast<CUstream>(stream_), reinterpret_cast<CUdeviceptr>(dst),
-                                               value, CU_STREAM_WRITE_VALUE_DEFAULT);
-    if (result == CUDA_SUCCESS) {
-      pending_ = true;
-      return;
-    }
-    streamWritesWork_ = false;
-    LOG_INFO(CONN, "Ethernet receiver: stream memory writes unavailable (", cuResultName(result),
-             "); token updates into GPU memory wait for the copies before them");
-  }
-  drain();
-  detail::gpuMemcpy(dst, &value, sizeof(value), cudaMemcpyHostToDevice);
+  valueWriter_.write(*stream_, dst, value, &valueStaging_);
+  pending_ = true;
 }
 
 void GpuDelivery::drain() {
   if (!pending_) return;
   CudaDeviceGuard guard(deviceId_);
-  MSCCLPP_CUDATHROW(cudaStreamSynchronize(stream_));
+  MSCCLPP_CUDATHROW(cudaStreamSynchronize(*stream_));
   pending_ = false;
 }
 

@@ -6,7 +6,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mscclpp/gpu.hpp>
+#include <mscclpp/gpu_utils.hpp>
+
+#include "gpu/stream_value_writer.hpp"
 
 namespace mscclpp {
 
@@ -43,15 +47,17 @@ class GpuDelivery {
   static constexpr int kHalves = 2;
   /// Makes the stream and events those of GPU `deviceId` (after draining the previous GPU's).
   void use(int deviceId);
+  /// Drains, then frees the stream and events. Cleanup: errors are logged.
   void release() noexcept;
 
   StagingBuffer& staging_;
   int deviceId_ = -1;
-  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<CudaStreamWithFlags> stream_;
   cudaEvent_t copied_[kHalves] = {};  // recorded after the copy out of each half
   int nextHalf_ = 0;
-  bool pending_ = false;             // work issued since the last drain
-  bool streamWritesWork_ = true;
+  bool pending_ = false;  // work issued since the last drain
+  StreamValueWriter valueWriter_{"Ethernet receiver"};
+  uint64_t valueStaging_ = 0;
 };
 
 }  // namespace mscclpp
