@@ -4,9 +4,9 @@
 # Every option carries the MSCCLPP_ prefix so that the project can be embedded with add_subdirectory.
 
 option(MSCCLPP_BUILD_TESTS "Build unit, multi-process tests and benchmarks" ON)
-# IB is ON by default: libibverbs is only dlopen'ed at run time, so the build needs the headers alone
-# (libibverbs-dev) and the library still loads on a machine without an RDMA stack.
-option(MSCCLPP_USE_IB "Build the ibverbs transport (headers from libibverbs-dev)" ON)
+# OFF until src/transport/ib/ exists: an option that builds nothing would only claim a transport that
+# is not there. libibverbs will be dlopen'ed at run time, so the build needs only its headers.
+option(MSCCLPP_USE_IB "Build the ibverbs transport (headers from libibverbs-dev)" OFF)
 set(MSCCLPP_GPU_ARCHS "90" CACHE STRING
     "CUDA architectures (CMake CUDA_ARCHITECTURES syntax); a plain number embeds SASS and PTX for it")
 set(MSCCLPP_SANITIZE "" CACHE STRING

@@ -262,8 +262,6 @@ class Endpoint {
   Endpoint(std::shared_ptr<Impl> pimpl);
   std::shared_ptr<Impl> pimpl_;
 
-  friend class Context;
-  friend class BaseConnection;
   friend struct EndpointAccess;
 };
 
@@ -292,10 +290,6 @@ class RegisteredMemory {
   RegisteredMemory(std::shared_ptr<Impl> pimpl);
   std::shared_ptr<Impl> pimpl_;
 
-  friend class Context;
-  friend class Connection;
-  friend class SemaphoreStub;
-  friend class Semaphore;
   friend struct RegisteredMemoryAccess;
 };
 
@@ -326,11 +320,6 @@ class Connection {
   Connection(std::shared_ptr<BaseConnection> impl);
   std::shared_ptr<BaseConnection> impl_;
 
-  friend class Context;
-  friend class Communicator;
-  friend class SemaphoreStub;
-  friend class Semaphore;
-  friend class ProxyService;
   friend struct ConnectionAccess;
 };
 
@@ -369,9 +358,6 @@ class Context : public std::enable_shared_from_this<Context> {
   struct Impl;
   std::unique_ptr<Impl> pimpl_;
 
-  friend class Endpoint;
-  friend class RegisteredMemory;
-  friend class SemaphoreStub;
   friend struct ContextAccess;
 };
 
@@ -393,7 +379,6 @@ class SemaphoreStub {
   SemaphoreStub(std::shared_ptr<Impl> pimpl);
   std::shared_ptr<Impl> pimpl_;
 
-  friend class Semaphore;
   friend struct SemaphoreStubAccess;
 };
 

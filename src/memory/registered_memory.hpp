@@ -5,14 +5,14 @@
 #define MSCCLPP_MEMORY_REGISTERED_MEMORY_HPP_
 
 #include <memory>
+#include <vector>
 #include <mscclpp/core.hpp>
 
 #include "common/identity.hpp"
 #include "common/serialization.hpp"
-#include "memory/gpu_ipc_mem.hpp"
+#include "memory/access.hpp"
 #include "memory/local_memory_registry.hpp"
-#include "transport/memory_accounting.hpp"
-#include "transport/access.hpp"
+#include "memory/transport_memory.hpp"
 
 namespace mscclpp {
 
@@ -31,12 +31,12 @@ struct RegisteredMemory::Impl {
   /// Memory registered by this process stays a valid write target for peers while this lives.
   LocalMemoryRegistry::Registration registration;
 
-  /// CudaIpc, registered here: the export peers import (GPU memory of size > 0).
-  std::shared_ptr<GpuIpcExport> ipcExport;
-  /// Counts the export in its Context's memoryUsage().exportedHandles while it lives.
-  MemoryAccounting::Charge exportCharge;
-  /// CudaIpc, from a process of this host: the mapping `data` points into.
-  std::shared_ptr<GpuIpcMem> ipcImport;
+  /// The transports' own parts, at most one per transport, in the order they are serialized. Entries of
+  /// imported memory own its mapping (the one `data` points into).
+  std::vector<std::shared_ptr<TransportMemory>> transportMemories;
+
+  /// The entry of `transport`, or nullptr when that transport keeps none.
+  TransportMemory* find(Transport transport) const;
 
   bool isLocalProcess() const { return hostHash == getHostHash() && pidHash == getPidHash(); }
   bool isLocalHost() const { return hostHash == getHostHash(); }
@@ -44,6 +44,10 @@ struct RegisteredMemory::Impl {
 
 /// Reads TransportFlags written as their u64 bit pattern, rejecting bits of no transport.
 TransportFlags readTransportFlags(ByteReader& reader);
+
+/// The fields every serialized RegisteredMemory starts with (RegisteredMemory::serialize writes them,
+/// then the transports' entries); reads them into `memory`, checking each.
+void readRegisteredMemoryHeader(ByteReader& reader, RegisteredMemoryAccess::Impl& memory);
 
 /// [offset, offset+size) must lie inside `memory`; throws Error(InvalidUsage) naming `what` otherwise.
 void checkRange(const RegisteredMemory& memory, uint64_t offset, uint64_t size, const char* what);

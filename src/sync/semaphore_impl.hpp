@@ -7,6 +7,7 @@
 #include <memory>
 #include <mscclpp/core.hpp>
 
+#include "sync/access.hpp"
 #include "transport/access.hpp"
 
 namespace mscclpp {
@@ -23,7 +24,7 @@ struct SemaphoreStub::Impl {
 struct Semaphore::Impl {
   Connection connection;
   /// Keeps the local token alive as long as the semaphore.
-  std::shared_ptr<SemaphoreStub::Impl> localStub;
+  std::shared_ptr<SemaphoreStubAccess::Impl> localStub;
   RegisteredMemory localMemory;
   RegisteredMemory remoteMemory;
 };

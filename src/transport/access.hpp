@@ -1,9 +1,9 @@
 // Copyright (c) 2026 The libmscclpp authors
 // SPDX-License-Identifier: MIT
 
-// The library's own way into the pimpls of public types. Public classes befriend these structs and the
-// Impl types are private to them, so internal code names them through the structs' Impl aliases;
-// nothing outside src/ (and the tests) uses this header.
+// The library's door into the pimpls of Endpoint, Connection and Context (see memory/access.hpp).
+// The public classes befriend these structs only, so every use of a pimpl inside the library goes
+// through one of them.
 
 #ifndef MSCCLPP_TRANSPORT_ACCESS_HPP_
 #define MSCCLPP_TRANSPORT_ACCESS_HPP_
@@ -19,12 +19,6 @@ struct EndpointAccess {
   static Endpoint make(std::shared_ptr<Impl> impl) { return Endpoint(std::move(impl)); }
 };
 
-struct RegisteredMemoryAccess {
-  using Impl = RegisteredMemory::Impl;
-  static const std::shared_ptr<Impl>& impl(const RegisteredMemory& m) { return m.pimpl_; }
-  static RegisteredMemory make(std::shared_ptr<Impl> impl) { return RegisteredMemory(std::move(impl)); }
-};
-
 struct ConnectionAccess {
   static const std::shared_ptr<BaseConnection>& impl(const Connection& c) { return c.impl_; }
   static Connection make(std::shared_ptr<BaseConnection> impl) { return Connection(std::move(impl)); }
@@ -34,19 +28,6 @@ struct ContextAccess {
   using Impl = Context::Impl;
   static Impl& impl(const Context& c) { return *c.pimpl_; }
 };
-
-struct SemaphoreStubAccess {
-  using Impl = SemaphoreStub::Impl;
-  static const std::shared_ptr<Impl>& impl(const SemaphoreStub& s) { return s.pimpl_; }
-  static SemaphoreStub make(std::shared_ptr<Impl> impl) { return SemaphoreStub(std::move(impl)); }
-};
-
-struct SemaphoreAccess {
-  using Impl = Semaphore::Impl;
-  static const std::shared_ptr<Impl>& impl(const Semaphore& s) { return s.pimpl_; }
-};
-
-using EndpointImpl = EndpointAccess::Impl;
 
 }  // namespace mscclpp
 

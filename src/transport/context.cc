@@ -13,15 +13,18 @@
 
 namespace mscclpp {
 
-cudaStream_t Context::Impl::ipcStream(int deviceId) {
-  if (env()->cudaIpcUseDefaultStream) return nullptr;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto& stream = ipcStreams[deviceId];
-  if (!stream) {
-    CudaDeviceGuard guard(deviceId);
-    stream = std::make_unique<CudaStreamWithFlags>(cudaStreamNonBlocking);
+TransportContextState& Context::Impl::transportStateBase(Context& context, Transport transport) {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = transportStates.find(transport);
+    if (it != transportStates.end()) return *it->second;
   }
-  return *stream;
+  // Made outside the lock: a factory may take time (open a device) or ask the Context for other things.
+  auto state = transportFactory(transport).createContextState(context, transport);
+  MSCCLPP_ASSERT(state != nullptr, "transport ", transport, " keeps no per-Context state");
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = transportStates.emplace(transport, std::move(state));
+  return *it->second;  // another thread may have won the race; its state is the one kept
 }
 
 std::shared_ptr<uint64_t> Context::Impl::deviceToken(int deviceId, TokenPlacement placement) {
@@ -42,7 +45,7 @@ Context::~Context() = default;
 RegisteredMemory Context::registerMemory(void* ptr, size_t size, TransportFlags transports) {
   MSCCLPP_CHECK_USAGE(ptr != nullptr || size == 0, "registerMemory: null pointer with size ", size);
   MSCCLPP_CHECK_USAGE(!transports.has(Transport::Unknown), "registerMemory: Transport::Unknown is not a transport");
-  auto impl = std::make_shared<RegisteredMemory::Impl>();
+  auto impl = std::make_shared<RegisteredMemoryAccess::Impl>();
   impl->data = ptr;
   impl->originalDataPtr = ptr;
   impl->size = size;
@@ -53,17 +56,12 @@ RegisteredMemory Context::registerMemory(void* ptr, size_t size, TransportFlags 
   for (size_t t = 0; t < detail::TransportFlagsSize; ++t) {
     Transport transport = static_cast<Transport>(t);
     if (!transports.has(transport)) continue;
-    // Asking the factory checks that this build has the transport at all.
-    transportFactory(transport);
-    MSCCLPP_CHECK_USAGE(transport != Transport::CudaIpc || impl->deviceId >= 0, "registerMemory: ", ptr,
-                        " is not GPU memory, so it cannot be registered for CudaIpc");
-  }
-  if (transports.has(Transport::CudaIpc) && size > 0) {
-    impl->ipcExport = GpuIpcExport::create(ptr, size);
-    impl->exportCharge = MemoryAccounting::Charge(pimpl_->accounting, &MemoryAccounting::exportedHandles, 1);
+    // Throws for a transport this build lacks, or one that cannot reach this memory.
+    auto entry = transportFactory(transport).registerMemory(*this, transport, *impl);
+    if (entry) impl->transportMemories.push_back(std::move(entry));
   }
   impl->registration = LocalMemoryRegistry::instance().add(ptr, size, impl->deviceId);
-  return RegisteredMemory(std::move(impl));
+  return RegisteredMemoryAccess::make(std::move(impl));
 }
 
 Endpoint Context::createEndpoint(EndpointConfig config) {
@@ -72,13 +70,13 @@ Endpoint Context::createEndpoint(EndpointConfig config) {
   if (config.device.type == DeviceType::GPU && config.device.id < 0) {
     MSCCLPP_CUDATHROW(cudaGetDevice(&config.device.id));
   }
-  auto impl = std::make_shared<Endpoint::Impl>();
+  auto impl = std::make_shared<EndpointAccess::Impl>();
   impl->hostHash = getHostHash();
   impl->pidHash = getPidHash();
   impl->context = weak_from_this();
   impl->transportData = transportFactory(config.transport).createEndpoint(*this, config);
   impl->config = config;
-  return Endpoint(std::move(impl));
+  return EndpointAccess::make(std::move(impl));
 }
 
 Connection Context::connect(const Endpoint& localEndpoint, const Endpoint& remoteEndpoint) {
@@ -94,7 +92,7 @@ Connection Context::connect(const Endpoint& localEndpoint, const Endpoint& remot
   MSCCLPP_CHECK_USAGE(factory.compatible(local->config.transport, remote->config.transport), "connect: local ",
                       local->config.transport, " endpoint cannot connect to a remote ", remote->config.transport,
                       " endpoint");
-  return Connection(factory.connect(shared_from_this(), localEndpoint, remoteEndpoint));
+  return ConnectionAccess::make(factory.connect(shared_from_this(), localEndpoint, remoteEndpoint));
 }
 
 ContextMemoryUsage Context::memoryUsage() const {

@@ -11,17 +11,22 @@
 #include <mscclpp/gpu_utils.hpp>
 #include <mutex>
 
+#include "memory/memory_accounting.hpp"
 #include "memory/token_pool.hpp"
-#include "transport/memory_accounting.hpp"
 #include "transport/access.hpp"
+#include "transport/transport_factory.hpp"
 
 namespace mscclpp {
 
 /// Resources shared by everything made from one Context. Members are guarded by `mutex` unless atomic.
 struct Context::Impl {
-  /// The stream CudaIpc connections of GPU `deviceId` copy on, created on first use (the legacy
-  /// default stream when MSCCLPP_CUDAIPC_USE_DEFAULT_STREAM is set).
-  cudaStream_t ipcStream(int deviceId);
+  /// `transport`'s per-Context state (TransportFactory::createContextState), made on first use; State
+  /// is the type that transport's factory makes. Throws Error(InternalError) for a transport that keeps
+  /// none.
+  template <typename State>
+  State& transportState(Context& context, Transport transport) {
+    return static_cast<State&>(transportStateBase(context, transport));
+  }
 
   /// A zeroed 8-byte word of GPU `deviceId`'s memory, exportable to peers: semaphore tokens and the
   /// semaphores' private counters. Freed (and zeroed for reuse) when the last copy is dropped.
@@ -29,8 +34,10 @@ struct Context::Impl {
   /// export per chunk (a granule) instead of costing one each. `placement`: see TokenPlacement.
   std::shared_ptr<uint64_t> deviceToken(int deviceId, TokenPlacement placement = TokenPlacement::Packed);
 
+  TransportContextState& transportStateBase(Context& context, Transport transport);
+
   mutable std::mutex mutex;
-  std::map<int, std::unique_ptr<CudaStreamWithFlags>> ipcStreams;
+  std::map<Transport, std::unique_ptr<TransportContextState>> transportStates;
   std::map<int, std::shared_ptr<TokenPool>> tokenPools;
   /// Shared with the objects that charge it, which may outlive the Context.
   std::shared_ptr<MemoryAccounting> accounting = std::make_shared<MemoryAccounting>();

@@ -10,7 +10,7 @@ namespace mscclpp {
 Endpoint::Endpoint(std::shared_ptr<Impl> pimpl) : pimpl_(std::move(pimpl)) {}
 
 namespace {
-const EndpointImpl& checked(const std::shared_ptr<EndpointImpl>& impl) {
+const EndpointAccess::Impl& checked(const std::shared_ptr<EndpointAccess::Impl>& impl) {
   if (!impl) MSCCLPP_THROW(InvalidUsage, "empty Endpoint (default-constructed)");
   return *impl;
 }

@@ -26,7 +26,7 @@
 #include "memory/ipc_import_cache.hpp"
 #include "memory/token_pool.hpp"
 #include "mp_unit/mp_test.hpp"
-#include "transport/access.hpp"
+#include "sync/access.hpp"
 
 using namespace mscclpp;
 using H = GpuIpcMemHandle;

@@ -8,12 +8,15 @@
 #include "common/checks.hpp"
 #include "memory/registered_memory.hpp"
 #include "transport/context_impl.hpp"
+#include "transport/cuda_ipc/cuda_ipc_memory.hpp"
 
 namespace mscclpp {
 
 CudaIpcConnection::CudaIpcConnection(std::shared_ptr<Context> context, const Endpoint& local, const Endpoint& remote)
     : BaseConnection(std::move(context), local, remote),
-      stream_(ContextAccess::impl(*context_).ipcStream(localConfig_.device.id)),
+      stream_(ContextAccess::impl(*context_)
+                  .transportState<CudaIpcContextState>(*context_, Transport::CudaIpc)
+                  .stream(localConfig_.device.id)),
       valueWriter_(describe()) {}
 
 void CudaIpcConnection::writeFromUser(const RegisteredMemory& dst, uint64_t dstOffset, const RegisteredMemory& src,

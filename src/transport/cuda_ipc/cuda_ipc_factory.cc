@@ -7,7 +7,9 @@
 
 #include "common/checks.hpp"
 #include "common/identity.hpp"
+#include "transport/context_impl.hpp"
 #include "transport/cuda_ipc/cuda_ipc_connection.hpp"
+#include "transport/cuda_ipc/cuda_ipc_memory.hpp"
 
 namespace mscclpp {
 namespace {
@@ -28,6 +30,34 @@ class CudaIpcFactory : public TransportFactory {
 
   std::shared_ptr<TransportEndpoint> readEndpoint(ByteReader&, const EndpointConfig& config) const override {
     return std::make_shared<CudaIpcEndpoint>();
+  }
+
+  std::unique_ptr<TransportContextState> createContextState(Context&, Transport) const override {
+    return std::make_unique<CudaIpcContextState>();
+  }
+
+  std::shared_ptr<TransportMemory> registerMemory(Context& context, Transport,
+                                                  const RegisteredMemoryAccess::Impl& memory) const override {
+    MSCCLPP_CHECK_USAGE(memory.deviceId >= 0, "registerMemory: ", memory.originalDataPtr,
+                        " is not GPU memory, so it cannot be registered for CudaIpc");
+    // Nothing to export for an empty range; peers reach it (and never dereference it) through the pointer.
+    if (memory.size == 0) return nullptr;
+    return std::make_shared<CudaIpcMemory>(
+        GpuIpcExport::create(memory.originalDataPtr, memory.size),
+        MemoryAccounting::Charge(ContextAccess::impl(context).accounting, &MemoryAccounting::exportedHandles, 1));
+  }
+
+  std::shared_ptr<TransportMemory> readMemory(ByteReader& reader, Transport,
+                                              const RegisteredMemoryAccess::Impl& memory) const override {
+    GpuIpcMemHandle handle = readGpuIpcMemHandle(reader);
+    if (handle.hostHash != memory.hostHash || handle.processHash != memory.pidHash) {
+      reader.fail("the CudaIpc handle names another process than the memory");
+    }
+    if (memory.size > handle.baseSize - handle.offsetFromBase) {
+      reader.fail(concat(memory.size, " bytes at offset ", handle.offsetFromBase,
+                         " do not fit the CudaIpc handle's allocation of ", handle.baseSize, " bytes"));
+    }
+    return std::make_shared<CudaIpcMemory>(handle);
   }
 
   std::shared_ptr<BaseConnection> connect(std::shared_ptr<Context> context, const Endpoint& local,

@@ -15,7 +15,7 @@
 #include "transport/ethernet/ethernet_endpoint.hpp"
 #include "transport/ethernet/gpu_delivery.hpp"
 #include "transport/connection.hpp"
-#include "transport/memory_accounting.hpp"
+#include "memory/memory_accounting.hpp"
 
 namespace mscclpp {
 

@@ -1,8 +1,8 @@
 // Copyright (c) 2026 The libmscclpp authors
 // SPDX-License-Identifier: MIT
 
-#ifndef MSCCLPP_TRANSPORT_MEMORY_ACCOUNTING_HPP_
-#define MSCCLPP_TRANSPORT_MEMORY_ACCOUNTING_HPP_
+#ifndef MSCCLPP_MEMORY_MEMORY_ACCOUNTING_HPP_
+#define MSCCLPP_MEMORY_MEMORY_ACCOUNTING_HPP_
 
 #include <atomic>
 #include <cstddef>
@@ -52,4 +52,4 @@ struct MemoryAccounting {
 
 }  // namespace mscclpp
 
-#endif  // MSCCLPP_TRANSPORT_MEMORY_ACCOUNTING_HPP_
+#endif  // MSCCLPP_MEMORY_MEMORY_ACCOUNTING_HPP_
