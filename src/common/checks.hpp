@@ -1,7 +1,7 @@
 // Copyright (c) 2026 The libmscclpp authors
 // SPDX-License-Identifier: MIT
 
-// The library's error policy, in two classes (docs/errors.md):
+// The library's error policy, in two classes (docs/design.md, "Errors"):
 // - Recoverable failures of the outside world (an OS call, a peer, a bad argument, bytes from the
 //   network) throw a typed exception that names the operation and the decoded error.
 // - A broken invariant of the library itself throws Error(InternalError) through MSCCLPP_ASSERT; the
