@@ -3,12 +3,11 @@
 
 #include "memory/registered_memory.hpp"
 
-#include <mscclpp/gpu_utils.hpp>
-
 #include "common/checks.hpp"
 #include "common/serialization.hpp"
 
 namespace mscclpp {
+
 TransportFlags readTransportFlags(ByteReader& reader) {
   uint64_t bits = reader.get<uint64_t>("transports");
   const uint64_t valid = ((1ULL << detail::TransportFlagsSize) - 1) & ~1ULL;  // bit 0 is Transport::Unknown
