@@ -27,9 +27,12 @@ inline int countProcEntries(const char* dir) {
 inline int openFdCount() { return countProcEntries("/proc/self/fd"); }
 inline int threadCount() { return countProcEntries("/proc/self/task"); }
 
-/// Waits briefly for exiting threads to disappear from /proc before comparing counts.
+/// Waits up to 2 s for exiting threads to disappear from /proc before comparing counts. A joined
+/// thread can still be listed: join returns once the kernel clears the thread's tid, which happens
+/// before the kernel removes the task from /proc/self/task. Comparing at once is a race that a
+/// loaded machine loses.
 inline int settledThreadCount(int expected) {
-  for (int i = 0; i < 100 && threadCount() > expected; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 200 && threadCount() > expected; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   return threadCount();
 }
 

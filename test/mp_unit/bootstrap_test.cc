@@ -5,7 +5,6 @@
 // user-written subclass. MPI only carries ids and addresses here; every check goes through the
 // bootstrap under test.
 
-#include <dirent.h>
 #include <mpi.h>
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 #include <vector>
 
 #include "bootstrap/socket.hpp"
+#include "common/process_stats.hpp"
 #include "mp_unit/mp_test.hpp"
 #include "mp_unit/mpi_bootstrap.hpp"
 
@@ -61,26 +61,6 @@ ErrorCode errorCodeOf(const std::function<void()>& f) {
   }
   ADD_FAILURE() << "expected an Error";
   return ErrorCode::InternalError;
-}
-
-int countEntries(const char* dir) {
-  DIR* d = opendir(dir);
-  if (!d) return -1;
-  int n = 0;
-  while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
-  closedir(d);
-  return n;
-}
-
-int openFds() { return countEntries("/proc/self/fd") - 1; }  // minus the directory stream's own
-
-int threadsSettledAt(int expected) {
-  int now = countEntries("/proc/self/task");
-  for (int i = 0; i < 200 && now > expected; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    now = countEntries("/proc/self/task");
-  }
-  return now;
 }
 
 std::vector<char> pattern(size_t bytes, int seed) {
@@ -322,12 +302,12 @@ TEST_F(BootstrapTest, RepeatedCreateDestroyLeavesNoFdsOrThreads) {
   // The first cycle builds what lives for the whole process (logger, interface choice, MPI's links).
   cycle();
   MPI_Barrier(MPI_COMM_WORLD);
-  const int fdsBefore = openFds();
-  const int threadsBefore = countEntries("/proc/self/task");
+  const int fdsBefore = test::openFdCount();
+  const int threadsBefore = test::threadCount();
   for (int i = 0; i < 5; ++i) cycle();
   MPI_Barrier(MPI_COMM_WORLD);
-  EXPECT_EQ(openFds(), fdsBefore);
-  EXPECT_EQ(threadsSettledAt(threadsBefore), threadsBefore);
+  EXPECT_EQ(test::openFdCount(), fdsBefore);
+  EXPECT_EQ(test::settledThreadCount(threadsBefore), threadsBefore);
 }
 
 TEST_F(BootstrapTest, UserSubclassGetsGroupBarrierAndVectorMessages) {

@@ -1,7 +1,6 @@
 // Copyright (c) 2026 The libmscclpp authors
 // SPDX-License-Identifier: MIT
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -16,22 +15,12 @@
 
 #include "bootstrap/fd_service.hpp"
 #include "common/identity.hpp"
+#include "common/process_stats.hpp"
 #include "common/unique_fd.hpp"
 
 using namespace mscclpp;
 
 namespace {
-
-size_t countEntries(const char* dir) {
-  size_t n = 0;
-  DIR* d = opendir(dir);
-  if (!d) return 0;
-  while (dirent* e = readdir(d)) {
-    if (e->d_name[0] != '.') ++n;
-  }
-  closedir(d);
-  return n;
-}
 
 UniqueFd memfdWith(const std::string& content) {
   UniqueFd fd(memfd_create("fd_service_test", MFD_CLOEXEC));
@@ -250,12 +239,12 @@ TEST(FdServiceTest, IdsAreNeverReused) {
 }
 
 TEST(FdServiceTest, SharedByItsUsersAndStoppedByTheLastLeavingNoThreadOrFd) {
-  const size_t threadsBefore = countEntries("/proc/self/task");
-  const size_t fdsBefore = countEntries("/proc/self/fd");
+  const int threadsBefore = test::threadCount();
+  const int fdsBefore = test::openFdCount();
   auto first = FdService::acquire();
   auto second = FdService::acquire();
   EXPECT_EQ(first, second) << "one service per process";
-  EXPECT_EQ(countEntries("/proc/self/task"), threadsBefore + 1);
+  EXPECT_EQ(test::threadCount(), threadsBefore + 1);
   const FdServiceAddress address = first->address();
   FdService::Registration reg = second->registerFd(memfdWith("alive"));
   first.reset();
@@ -263,8 +252,8 @@ TEST(FdServiceTest, SharedByItsUsersAndStoppedByTheLastLeavingNoThreadOrFd) {
   second.reset();
   EXPECT_EQ(readAll(fetchFd(address, reg.id()).get()), "alive") << "a registration is a user too";
   reg.reset();
-  EXPECT_EQ(countEntries("/proc/self/task"), threadsBefore);
-  EXPECT_EQ(countEntries("/proc/self/fd"), fdsBefore);
+  EXPECT_EQ(test::settledThreadCount(threadsBefore), threadsBefore);
+  EXPECT_EQ(test::openFdCount(), fdsBefore);
   try {
     fetchFd(address, 1);
     FAIL() << "a stopped service must not answer";
