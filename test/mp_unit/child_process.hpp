@@ -83,7 +83,8 @@ class ChildProcess {
     std::string exe = "/proc/self/exe";
     char* argv[] = {exe.data(), nullptr};
     const int err = posix_spawn(&pid_, exe.c_str(), nullptr, nullptr, argv, envp.data());
-    if (err != 0) throw std::runtime_error("posix_spawn of a child in role " + role + " failed: " + std::to_string(err));
+    if (err != 0)
+      throw std::runtime_error("posix_spawn of a child in role " + role + " failed: " + std::to_string(err));
   }
   ~ChildProcess() {
     if (pid_ > 0) {

@@ -56,9 +56,11 @@ struct ConformanceKind {
 
 constexpr uint64_t kMiB = 1 << 20;
 
+constexpr const char* kCudaIpcSeesNoPeer =
+    "a CudaIpc write is a copy by this process into a mapping it holds; no channel to the peer exists to fail";
+
 const ConformanceKind kKinds[] = {
-    {"CudaIpc", {Transport::CudaIpc, DeviceType::GPU}, MemoryKind::Gpu, needsGpu, 256 * kMiB,
-     "a CudaIpc write is a copy by this process into a mapping it holds; no channel to the peer exists to fail"},
+    {"CudaIpc", {Transport::CudaIpc, DeviceType::GPU}, MemoryKind::Gpu, needsGpu, 256 * kMiB, kCudaIpcSeesNoPeer},
     {"EthernetHost", {Transport::Ethernet, DeviceType::CPU}, MemoryKind::Host, needsNothing, 16 * kMiB + 12, ""},
     {"EthernetGpu", {Transport::Ethernet, DeviceType::GPU}, MemoryKind::Gpu, needsGpu, 256 * kMiB, ""},
 };
@@ -107,8 +109,8 @@ class KindBuffer {
     if (gpu_) return countUnexpected(gpu_->get(), bytes_, e, stream_);
     Mismatches out;
     for (uint64_t i = 0; i < bytes_; ++i) {
-      const uint8_t want = (i >= e.lo && i < e.hi) ? patternByte(e.seed, e.srcFirst + (i - e.lo))
-                                                   : patternByte(e.backgroundSeed, i);
+      const uint8_t want =
+          (i >= e.lo && i < e.hi) ? patternByte(e.seed, e.srcFirst + (i - e.lo)) : patternByte(e.backgroundSeed, i);
       if (host_[i] != want) {
         if (out.count++ == 0) out.first = i;
       }
@@ -148,8 +150,8 @@ class TransportConformanceTest : public DataPlaneMpTest, public ::testing::WithP
   std::string unmet() {
     const std::string reason = kind().requirement();
     if (anyRank(!reason.empty())) return reason.empty() ? "another rank: its needs are not met" : reason;
-    if (nRanks < 2 || nRanks % 2 != 0) return "needs an even number of ranks (they work in pairs), have " +
-                                              std::to_string(nRanks);
+    if (nRanks < 2 || nRanks % 2 != 0)
+      return "needs an even number of ranks (they work in pairs), have " + std::to_string(nRanks);
     if (onGpu()) {
       if (!selectGpu()) return "a rank could not make its GPU current";
       stream_.emplace();
@@ -180,10 +182,10 @@ class TransportConformanceTest : public DataPlaneMpTest, public ::testing::WithP
   std::vector<std::unique_ptr<KindBuffer>> buffers_;
 };
 
-#define MSCCLPP_CONFORMANCE_REQUIRE_KIND()              \
-  do {                                                  \
-    const std::string reason = unmet();                 \
-    if (!reason.empty()) GTEST_SKIP() << reason;        \
+#define MSCCLPP_CONFORMANCE_REQUIRE_KIND()       \
+  do {                                           \
+    const std::string reason = unmet();          \
+    if (!reason.empty()) GTEST_SKIP() << reason; \
   } while (0)
 
 struct WriteCase {
