@@ -5,7 +5,9 @@
 # Validation on a GPU machine: builds, runs every test (GPU tests included; the multi-process suites
 # with 2 and 4 ranks on the GPUs present, under a private MPS daemon when ranks share a GPU), and
 # writes logs and the summary line under <out dir>.
-#   gpu-check.sh <out dir> [build|test|bench|sanitize|sanitize-mp]...   (default: build test)
+#   gpu-check.sh <out dir> [build|test|conformance|bench|sanitize|sanitize-mp]...   (default: build test)
+# The transport conformance suite runs within `test` (ctest's mp_unit_tests_np2/np4); `conformance`
+# runs it alone with 2 and 4 ranks and lists each kind's result.
 # Never enables NVLS: NCCL_NVLS_ENABLE=0 is exported and nothing here creates multicast objects.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,6 +37,18 @@ for step in "${steps[@]}"; do
     python3 "$root/tools/summarize_tests.py" "$build/test-results" "$build/Testing/Temporary/LastTestsFailed.log" |
       tee "$out/summary.txt"
     ;;
+  conformance)
+    mps=$build/mps-conformance
+    "$root/tools/mps.sh" start "$mps"
+    for np in 2 4; do
+      CUDA_MPS_PIPE_DIRECTORY=$mps/pipe CUDA_MPS_LOG_DIRECTORY=$mps/log timeout 600 \
+        "$root/test/mp_unit/run_mpi.sh" $np "$build/test/mp_unit_tests" --gtest_filter='TransportConformance*' \
+        >"$out/conformance-np$np.log" 2>&1
+      echo "conformance ($np ranks) exit: $?"
+      grep -E "^\[ +(OK|FAILED|SKIPPED) +\] TransportConformance" "$out/conformance-np$np.log" | sort | uniq -c
+    done
+    "$root/tools/mps.sh" stop "$mps"
+    ;;
   bench)
     mps=$build/mps-bench
     "$root/tools/mps.sh" start "$mps"
@@ -49,13 +63,13 @@ for step in "${steps[@]}"; do
     # The tests that make kernels trap on purpose are left out: the trap is their expected outcome.
     # API errors are not reported: several tests provoke them on purpose to check error paths.
     timeout 300 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 1 \
-      "$build/test/unit_tests" --gtest_filter='Gpu*:Device*:TokenPool*:GpuIpc*:ContextMemory*-DevicePoll*' \
+      "$build/test/unit_tests" --gtest_filter='Gpu*:Device*:TokenPool*:GpuIpc*:ContextMemory*:FifoTest*:ProxyTest*-DevicePoll*' \
       >"$out/memcheck.log" 2>&1
     echo "memcheck exit: $?"
     tail -n 5 "$out/memcheck.log"
     # racecheck (shared-memory hazards) over the same tests.
     timeout 300 compute-sanitizer --tool racecheck --report-api-errors no --error-exitcode 1 \
-      "$build/test/unit_tests" --gtest_filter='Gpu*:Device*:TokenPool*:GpuIpc*:ContextMemory*-DevicePoll*' \
+      "$build/test/unit_tests" --gtest_filter='Gpu*:Device*:TokenPool*:GpuIpc*:ContextMemory*:FifoTest*:ProxyTest*-DevicePoll*' \
       >"$out/racecheck.log" 2>&1
     echo "racecheck exit: $?"
     tail -n 2 "$out/racecheck.log"

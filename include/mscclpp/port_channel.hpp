@@ -30,7 +30,8 @@ class PortChannel;
 /// Connection::write, Host2DeviceSemaphore::signal and Connection::flush, in order.
 /// Semaphores and memories may be added before or after startProxy(), from any thread. Ids are
 /// dense, in order of addition; there can be at most 1024 semaphores and 512 memories (the widths of
-/// the request's fields).
+/// the request's fields). A request that fails does not stop the proxy: the first such error is
+/// kept and rethrown by the next call on the ProxyService (stopProxy included), which clears it.
 class ProxyService : public BaseProxyService {
  public:
   ProxyService(int fifoSize = DEFAULT_FIFO_SIZE);
@@ -50,7 +51,7 @@ class ProxyService : public BaseProxyService {
   PortChannel portChannel(SemaphoreId id, MemoryId dst, MemoryId src);
 
   void startProxy(bool blocking = false) override;
-  /// Stops the thread; rethrows the first error a request raised (e.g. a failed write).
+  /// Stops the thread; rethrows the error a request raised (e.g. a failed write) if no call has yet.
   void stopProxy() override;
 
  private:

@@ -35,10 +35,12 @@ class Proxy {
   Proxy(ProxyHandler handler, int fifoSize = DEFAULT_FIFO_SIZE);
   ~Proxy();
 
-  /// Starts the thread; with `blocking`, returns once its init has run.
+  /// Starts the thread; with `blocking`, returns once its init has run. A thread whose init throws
+  /// serves nothing and ends; start(true) rethrows the init's error, otherwise stop() does.
   void start(bool blocking = false);
 
-  /// Stops and joins the thread; rethrows the first error a handler threw, if any.
+  /// Stops and joins the thread; rethrows the init's error not yet reported, else the first error a
+  /// handler threw, if any.
   void stop();
 
   std::shared_ptr<Fifo> fifo();

@@ -5,9 +5,11 @@
 #include <mscclpp/port_channel.hpp>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/checks.hpp"
+#include "common/logger.hpp"
 #include "transport/access.hpp"
 
 namespace mscclpp {
@@ -28,6 +30,35 @@ struct ProxyService::Impl {
   std::atomic<uint32_t> numMemories{0};
   std::mutex addMutex;
   std::shared_ptr<Proxy> proxy;
+
+  // The first error a request raised, until the next call on the service rethrows it.
+  std::mutex errorMutex;
+  std::exception_ptr latchedError;
+
+  void latch(std::exception_ptr error) {
+    std::lock_guard<std::mutex> lock(errorMutex);
+    if (!latchedError) latchedError = error;
+  }
+
+  void throwIfLatched() {
+    std::exception_ptr error;
+    {
+      std::lock_guard<std::mutex> lock(errorMutex);
+      error = std::exchange(latchedError, nullptr);
+    }
+    if (error) std::rethrow_exception(error);
+  }
+
+  // The proxy keeps serving after a failed request; the user learns of it at the next call.
+  ProxyHandlerResult handleOrLatch(ProxyTrigger trigger) {
+    try {
+      return handleFromProxy(trigger);
+    } catch (const std::exception& e) {
+      LOG_ERROR(PROXY, "ProxyService: a request failed: ", e.what());
+      latch(std::current_exception());
+    }
+    return ProxyHandlerResult::Continue;
+  }
 
   // Proxy thread only: requests written or signaled on each connection since its last flush.
   std::unordered_map<const BaseConnection*, int> inFlight;
@@ -65,7 +96,7 @@ struct ProxyService::Impl {
 ProxyService::ProxyService(int fifoSize) : pimpl_(std::make_unique<Impl>()) {
   Impl* impl = pimpl_.get();
   pimpl_->proxy =
-      std::make_shared<Proxy>([impl](ProxyTrigger trigger) { return impl->handleFromProxy(trigger); }, fifoSize);
+      std::make_shared<Proxy>([impl](ProxyTrigger trigger) { return impl->handleOrLatch(trigger); }, fifoSize);
 }
 
 ProxyService::~ProxyService() {
@@ -74,14 +105,17 @@ ProxyService::~ProxyService() {
 }
 
 SemaphoreId ProxyService::buildAndAddSemaphore(Communicator& communicator, const Connection& connection) {
+  pimpl_->throwIfLatched();
   return addSemaphore(std::make_shared<Host2DeviceSemaphore>(communicator, connection));
 }
 
 SemaphoreId ProxyService::addSemaphore(const Semaphore& semaphore) {
+  pimpl_->throwIfLatched();
   return addSemaphore(std::make_shared<Host2DeviceSemaphore>(semaphore));
 }
 
 SemaphoreId ProxyService::addSemaphore(std::shared_ptr<Host2DeviceSemaphore> semaphore) {
+  pimpl_->throwIfLatched();
   MSCCLPP_CHECK_USAGE(semaphore, "ProxyService::addSemaphore: null semaphore");
   std::lock_guard<std::mutex> lock(pimpl_->addMutex);
   uint32_t id = pimpl_->numSemaphores.load(std::memory_order_relaxed);
@@ -92,6 +126,7 @@ SemaphoreId ProxyService::addSemaphore(std::shared_ptr<Host2DeviceSemaphore> sem
 }
 
 MemoryId ProxyService::addMemory(RegisteredMemory memory) {
+  pimpl_->throwIfLatched();
   std::lock_guard<std::mutex> lock(pimpl_->addMutex);
   uint32_t id = pimpl_->numMemories.load(std::memory_order_relaxed);
   MSCCLPP_CHECK_USAGE(id < kMaxMemories, "ProxyService: at most ", kMaxMemories, " memories");
@@ -101,28 +136,38 @@ MemoryId ProxyService::addMemory(RegisteredMemory memory) {
 }
 
 MemoryId ProxyService::nextMemoryId(uint32_t count) const {
+  pimpl_->throwIfLatched();
   MSCCLPP_CHECK_USAGE(count > 0, "ProxyService::nextMemoryId: count must be positive");
   return pimpl_->numMemories.load(std::memory_order_acquire);
 }
 
 std::shared_ptr<Host2DeviceSemaphore> ProxyService::semaphore(SemaphoreId id) const {
+  pimpl_->throwIfLatched();
   MSCCLPP_CHECK_USAGE(id < pimpl_->numSemaphores.load(std::memory_order_acquire), "ProxyService: no semaphore ", id);
   return pimpl_->semaphores[id];
 }
 
 BasePortChannel ProxyService::basePortChannel(SemaphoreId id) {
+  pimpl_->throwIfLatched();
   return BasePortChannel(id, semaphore(id), pimpl_->proxy);
 }
 
 PortChannel ProxyService::portChannel(SemaphoreId id, MemoryId dst, MemoryId src) {
+  pimpl_->throwIfLatched();
   const uint32_t known = pimpl_->numMemories.load(std::memory_order_acquire);
   MSCCLPP_CHECK_USAGE(dst < known && src < known, "ProxyService::portChannel: memories ", dst, " and ", src,
                       " must have been added (", known, " so far)");
   return PortChannel(id, semaphore(id), pimpl_->proxy, dst, src);
 }
 
-void ProxyService::startProxy(bool blocking) { pimpl_->proxy->start(blocking); }
+void ProxyService::startProxy(bool blocking) {
+  pimpl_->throwIfLatched();
+  pimpl_->proxy->start(blocking);
+}
 
-void ProxyService::stopProxy() { pimpl_->proxy->stop(); }
+void ProxyService::stopProxy() {
+  pimpl_->proxy->stop();
+  pimpl_->throwIfLatched();
+}
 
 }  // namespace mscclpp

@@ -37,15 +37,20 @@ Fifo::~Fifo() = default;
 ProxyTrigger Fifo::poll() {
   ProxyTrigger trigger;
   ProxyTrigger* slot = &pimpl_->triggers.get()[pimpl_->hostTail % pimpl_->size];
-  // The device writes the slot with one 16-byte release store: once fst is seen, snd is there too.
+  // The device publishes the slot with a release store of both words, but a 16-byte store is not
+  // single-copy atomic: the words may become visible one at a time, in either order. pop() zeroes both,
+  // so a slot whose words are both non-zero holds the new request whole; the caller polls again
+  // otherwise.
   trigger.fst = __atomic_load_n(&slot->fst, __ATOMIC_ACQUIRE);
-  trigger.snd = __atomic_load_n(&slot->snd, __ATOMIC_RELAXED);
+  trigger.snd = __atomic_load_n(&slot->snd, __ATOMIC_ACQUIRE);
   return trigger;
 }
 
 void Fifo::pop() {
   ProxyTrigger* slot = &pimpl_->triggers.get()[pimpl_->hostTail % pimpl_->size];
+  // Both words: a push into this slot, a lap later, may show either word first (see poll()).
   __atomic_store_n(&slot->fst, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot->snd, 0, __ATOMIC_RELAXED);
   ++pimpl_->hostTail;
   __atomic_store_n(pimpl_->tail.get(), pimpl_->hostTail, __ATOMIC_RELEASE);
 }

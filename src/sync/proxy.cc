@@ -8,6 +8,7 @@
 #include <mscclpp/proxy.hpp>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "common/checks.hpp"
 #include "gpu/gpu_checks.hpp"
@@ -46,6 +47,8 @@ struct Proxy::Impl {
   std::mutex mutex;
   std::condition_variable initDone;
   bool initialized = false;
+  // The init's error, kept apart from the handlers': start(true) reports it.
+  std::exception_ptr initError;
   std::exception_ptr firstError;
 
   void keepError(std::exception_ptr error) {
@@ -54,19 +57,23 @@ struct Proxy::Impl {
   }
 
   void serveFromThread() {
+    std::exception_ptr failed;
     try {
       AvoidCudaGraphCaptureGuard captureGuard;
       threadInit();
     } catch (...) {
       LOG_ERROR(PROXY, "proxy thread init failed; the proxy does not serve");
-      keepError(std::current_exception());
-      running = false;
+      failed = std::current_exception();
     }
     {
       std::lock_guard<std::mutex> lock(mutex);
       initialized = true;
+      initError = failed;
+      if (failed) running = false;
     }
     initDone.notify_all();
+    // A thread whose init failed may be on the wrong GPU or NUMA node: it serves nothing.
+    if (failed) return;
 
     // Requests already in the FIFO are served before a stop takes effect: the flag is read only when
     // the FIFO is empty.
@@ -116,9 +123,16 @@ void Proxy::start(bool blocking) {
   pimpl_->running = true;
   pimpl_->initialized = false;
   pimpl_->thread = std::thread([impl = pimpl_.get()] { impl->serveFromThread(); });
-  if (blocking) {
+  if (!blocking) return;
+  std::exception_ptr initError;
+  {
     std::unique_lock<std::mutex> lock(pimpl_->mutex);
     pimpl_->initDone.wait(lock, [&] { return pimpl_->initialized; });
+    initError = std::exchange(pimpl_->initError, nullptr);
+  }
+  if (initError) {
+    pimpl_->thread.join();
+    std::rethrow_exception(initError);
   }
 }
 
@@ -128,7 +142,8 @@ void Proxy::stop() {
   std::exception_ptr error;
   {
     std::lock_guard<std::mutex> lock(pimpl_->mutex);
-    error = std::exchange(pimpl_->firstError, nullptr);
+    error = std::exchange(pimpl_->initError, nullptr);
+    if (!error) error = std::exchange(pimpl_->firstError, nullptr);
   }
   if (error) std::rethrow_exception(error);
 }

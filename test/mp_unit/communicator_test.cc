@@ -9,7 +9,6 @@
 #include <mscclpp/semaphore.hpp>
 #include <numeric>
 
-#include "common/process_stats.hpp"
 #include "mp_unit/mp_test.hpp"
 #include "mp_unit/mpi_bootstrap.hpp"
 
@@ -68,13 +67,6 @@ TEST_F(CommunicatorMpTest, AllPairsEthernetExchangeOfHostMemory) {
   bootstrap->barrier();
 }
 
-TEST_F(CommunicatorMpTest, LargeWritesSplitIntoChunksArriveWhole) {
-  auto bootstrap = makeBootstrap();
-  Communicator comm(bootstrap);
-  allPairsExchange(comm, rank, nRanks, (16 << 20) + 4096 + 12);
-  bootstrap->barrier();
-}
-
 TEST_F(CommunicatorMpTest, WorksOverAUserWrittenBootstrap) {
   auto bootstrap = std::make_shared<MpiBootstrap>();
   Communicator comm(bootstrap);
@@ -122,27 +114,4 @@ TEST_F(CommunicatorMpTest, SemaphorePingPongKeepsCountsOverManyRounds) {
   }
   EXPECT_FALSE(recvSide.poll());
   bootstrap->barrier();
-}
-
-TEST_F(CommunicatorMpTest, RepeatedSetupAndTeardownLeaksNothing) {
-  auto cycle = [&] {
-    auto bootstrap = makeBootstrap();
-    Communicator comm(bootstrap);
-    const int next = (rank + 1) % nRanks, prev = (rank + nRanks - 1) % nRanks;
-    auto a = comm.connect(kHostEthernet, next, 0);
-    auto b = comm.connect(kHostEthernet, prev, 0);
-    auto stubA = comm.buildSemaphore(a.get(), next, 0);
-    auto stubB = comm.buildSemaphore(b.get(), prev, 0);
-    Host2HostSemaphore s1(stubA.get());
-    Host2HostSemaphore s2(stubB.get());
-    bootstrap->barrier();
-  };
-  cycle();
-  MPI_Barrier(MPI_COMM_WORLD);
-  int fds = test::openFdCount();
-  int threads = test::threadCount();
-  for (int i = 0; i < 10; ++i) cycle();
-  MPI_Barrier(MPI_COMM_WORLD);
-  EXPECT_EQ(test::openFdCount(), fds);
-  EXPECT_EQ(test::settledThreadCount(threads), threads);
 }

@@ -1,12 +1,13 @@
 // Copyright (c) 2026 The libmscclpp authors
 // SPDX-License-Identifier: MIT
 
-// CudaIpc connections and GPU semaphores between real processes. Ranks work in pairs (0,1), (2,3),
-// ...; with more ranks than GPUs the pair shares one GPU (under MPS), so "the peer's memory" is
-// another process's allocation mapped through CUDA IPC, exactly as between two GPUs of a host.
+// GPU semaphores between real processes, and the order of data and tokens sent over Ethernet into GPU
+// memory. Ranks work in pairs (0,1), (2,3), ...; with more ranks than GPUs the pair shares one GPU
+// (under MPS), so "the peer's memory" is another process's allocation mapped through CUDA IPC, exactly
+// as between two GPUs of a host. What every connection promises on its own (writes, flush,
+// updateAndSync, range checks) is in transport_conformance_test.cu.
 
 #include <cstdint>
-#include <limits>
 #include <mscclpp/atomic_device.hpp>
 #include <mscclpp/semaphore.hpp>
 #include <string>
@@ -21,9 +22,6 @@ namespace {
 
 uint32_t sourceSeed(int rank, int round) { return 0x1000u + 977u * rank + 31u * round; }
 uint32_t backgroundSeed(int rank, int round) { return 0x7000u + 613u * rank + 17u * round; }
-
-/// A word a rank writes into its peer with updateAndSync; distinct per rank and update.
-uint64_t updateValue(int rank, int index) { return 0xabc0000000000000ull | (uint64_t(rank) << 32) | (index + 1); }
 
 // ---- kernels ----
 
@@ -117,140 +115,8 @@ __global__ void waitThenCountKernel(Host2DeviceSemaphoreDeviceHandle semaphore, 
 
 }  // namespace
 
-class DataPlaneCudaIpcTest : public DataPlaneMpTest {};
 class DataPlaneSemaphoreTest : public DataPlaneMpTest {};
 class DataPlaneEthernetGpuTest : public DataPlaneMpTest {};
-
-// ---- CudaIpc Connection ----
-
-TEST_F(DataPlaneCudaIpcTest, WritesOfEverySizeAndOffsetArriveWhole) {
-  MSCCLPP_DATA_PLANE_REQUIRE_GPU_PAIRS();
-  constexpr uint64_t kBytes = (256ull << 20) + (64 << 10);
-  struct Case {
-    uint64_t bytes, srcOffset, dstOffset;
-  };
-  // Odd sizes, offsets that are multiples of 4 but mostly not of 8 or 16, and the largest size.
-  const std::vector<Case> cases = {
-      {4, 0, 0},
-      {1, 0, 4},
-      {3, 4, 8},
-      {12, 12, 4},
-      {1000, 4, 12},
-      {4093, 8, 4},
-      {65540, 4100, 12},
-      {(1 << 20) + 7, 20, 4},
-      {(16 << 20) + 12, 4, 4092},
-      {(64 << 20) + 1, 12, 16},
-      {256ull << 20, 4, 12},
-  };
-  runPairTest([&](std::shared_ptr<TcpBootstrap> bootstrap) {
-    TestStream stream;
-    DeviceMemory& src = allocate(kBytes);
-    DeviceMemory& inbox = allocate(kBytes);
-    Communicator comm(bootstrap);
-    auto connection = comm.connect(Transport::CudaIpc, peer);
-    RegisteredMemory srcMemory = comm.registerMemory(src.get(), kBytes, Transport::CudaIpc);
-    RegisteredMemory inboxMemory = comm.registerMemory(inbox.get(), kBytes, Transport::CudaIpc);
-    comm.sendMemory(inboxMemory, peer);
-    RegisteredMemory peerInbox = comm.recvMemory(peer).get();
-    ASSERT_NE(peerInbox.data(), nullptr) << "the peer's memory is mapped in this process";
-    Connection conn = connection.get();
-    for (size_t c = 0; c < cases.size(); ++c) {
-      const Case& k = cases[c];
-      SCOPED_TRACE("write of " + std::to_string(k.bytes) + " bytes from offset " + std::to_string(k.srcOffset) +
-                   " to offset " + std::to_string(k.dstOffset));
-      fillPattern(src.get(), kBytes, sourceSeed(rank, c), stream);
-      fillPattern(inbox.get(), kBytes, backgroundSeed(rank, c), stream);
-      finish(stream, "filling the buffers");
-      bootstrap->barrier();  // the peer's inbox is ready for this case
-      conn.write(peerInbox, k.dstOffset, srcMemory, k.srcOffset, k.bytes);
-      conn.flush();
-      bootstrap->barrier();  // the peer's write into this rank's inbox is complete
-      ExpectedBytes expected{k.dstOffset, k.dstOffset + k.bytes, sourceSeed(peer, c), k.srcOffset,
-                             backgroundSeed(rank, c)};
-      Mismatches bad = countUnexpected(inbox.get(), kBytes, expected, stream);
-      EXPECT_EQ(bad.count, 0u) << "first wrong byte at offset " << bad.first;
-    }
-  });
-}
-
-TEST_F(DataPlaneCudaIpcTest, UpdateAndSyncAppliesTheDestinationOffsetOnce) {
-  MSCCLPP_DATA_PLANE_REQUIRE_GPU_PAIRS();
-  // Room beyond the words updated: an offset applied twice would land inside the buffer, visibly.
-  constexpr size_t kWords = 256;
-  const std::vector<uint64_t> offsets = {0, 40, 8 * 17, 8 * 63, 40};
-  runPairTest([&](std::shared_ptr<TcpBootstrap> bootstrap) {
-    TestStream stream;
-    DeviceMemory& words = allocate(kWords * sizeof(uint64_t));
-    Communicator comm(bootstrap);
-    auto connection = comm.connect(Transport::CudaIpc, peer);
-    RegisteredMemory wordsMemory = comm.registerMemory(words.get(), words.bytes(), Transport::CudaIpc);
-    comm.sendMemory(wordsMemory, peer);
-    RegisteredMemory peerWords = comm.recvMemory(peer).get();
-    Connection conn = connection.get();
-    uint64_t source = 0;
-    for (size_t i = 0; i < offsets.size(); ++i) {
-      conn.updateAndSync(peerWords, offsets[i], &source, updateValue(rank, i));
-      EXPECT_EQ(source, updateValue(rank, i)) << "updateAndSync stores the new value into *src";
-    }
-    conn.flush();
-    bootstrap->barrier();
-    std::vector<uint64_t> want(kWords, 0);
-    // Later updates of the same word win: they are applied in call order.
-    for (size_t i = 0; i < offsets.size(); ++i) want[offsets[i] / 8] = updateValue(peer, i);
-    std::vector<uint64_t> got = toHost<uint64_t>(words.get(), kWords, stream);
-    for (size_t w = 0; w < kWords; ++w) EXPECT_EQ(got[w], want[w]) << "word " << w;
-  });
-}
-
-TEST_F(DataPlaneCudaIpcTest, OutOfRangeWritesAreRejectedWithInvalidUsage) {
-  MSCCLPP_DATA_PLANE_REQUIRE_GPU_PAIRS();
-  // Only the first half of the inbox is registered: a write past the registration would still land in
-  // allocated memory, where the owner can see it.
-  constexpr uint64_t kAllocated = 64 << 10;
-  constexpr uint64_t kRegistered = 32 << 10;
-  runPairTest([&](std::shared_ptr<TcpBootstrap> bootstrap) {
-    TestStream stream;
-    DeviceMemory& inbox = allocate(kAllocated);
-    DeviceMemory& src = allocate(kRegistered);
-    DeviceMemory& ethernetOnly = allocate(4096);
-    fillPattern(inbox.get(), kAllocated, backgroundSeed(rank, 0), stream);
-    fillPattern(src.get(), kRegistered, sourceSeed(rank, 0), stream);
-    finish(stream, "filling the buffers");
-    Communicator comm(bootstrap);
-    auto connection = comm.connect(Transport::CudaIpc, peer);
-    RegisteredMemory srcMemory = comm.registerMemory(src.get(), kRegistered, Transport::CudaIpc);
-    RegisteredMemory inboxMemory = comm.registerMemory(inbox.get(), kRegistered, Transport::CudaIpc);
-    RegisteredMemory ethernetMemory = comm.registerMemory(ethernetOnly.get(), 4096, Transport::Ethernet);
-    comm.sendMemory(inboxMemory, peer);
-    comm.sendMemory(ethernetMemory, peer);
-    RegisteredMemory peerInbox = comm.recvMemory(peer).get();
-    RegisteredMemory peerEthernetOnly = comm.recvMemory(peer).get();
-    Connection conn = connection.get();
-    const uint64_t huge = std::numeric_limits<uint64_t>::max() - 3;
-    uint64_t value = 0;
-    expectInvalidUsage([&] { conn.write(peerInbox, kRegistered, srcMemory, 0, 4); }, "write starting at the end");
-    expectInvalidUsage([&] { conn.write(peerInbox, kRegistered - 4, srcMemory, 0, 8); }, "write across the end");
-    expectInvalidUsage([&] { conn.write(peerInbox, huge, srcMemory, 0, 8); }, "write whose end overflows");
-    expectInvalidUsage([&] { conn.write(peerInbox, 0, srcMemory, kRegistered - 4, 8); }, "read past the source");
-    expectInvalidUsage([&] { conn.write(peerInbox, 0, srcMemory, 0, kRegistered + 4); }, "larger than both");
-    expectInvalidUsage([&] { conn.write(peerInbox, 0, peerInbox, 0, 8); }, "source of another process");
-    expectInvalidUsage([&] { conn.write(peerEthernetOnly, 0, srcMemory, 0, 8); }, "destination without CudaIpc");
-    expectInvalidUsage([&] { conn.updateAndSync(peerInbox, kRegistered - 4, &value, 1); }, "update across the end");
-    expectInvalidUsage([&] { conn.updateAndSync(peerInbox, kRegistered, &value, 1); }, "update at the end");
-    expectInvalidUsage([&] { conn.updateAndSync(peerInbox, huge, &value, 1); }, "update whose end overflows");
-    expectInvalidUsage([&] { conn.updateAndSync(peerInbox, 4, &value, 1); }, "update not 8-byte aligned");
-    expectInvalidUsage([&] { conn.updateAndSync(peerInbox, 0, nullptr, 1); }, "update from a null source");
-    EXPECT_EQ(value, 0u) << "a rejected updateAndSync leaves *src alone";
-    // The last bytes inside the registration are a valid target: the checks are not off by one.
-    conn.write(peerInbox, kRegistered - 8, srcMemory, 0, 8);
-    conn.flush();
-    bootstrap->barrier();
-    ExpectedBytes expected{kRegistered - 8, kRegistered, sourceSeed(peer, 0), 0, backgroundSeed(rank, 0)};
-    Mismatches bad = countUnexpected(inbox.get(), kAllocated, expected, stream);
-    EXPECT_EQ(bad.count, 0u) << "only the valid write changed the inbox; first wrong byte at offset " << bad.first;
-  });
-}
 
 // ---- semaphores ----
 

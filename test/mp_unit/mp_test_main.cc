@@ -10,9 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "mp_unit/child_process.hpp"
 #include "mp_unit/mp_test.hpp"
 
 int main(int argc, char** argv) {
+  // A process a test started to play a peer (child_process.hpp) runs its role instead of the tests.
+  const int childStatus = mscclpp::test::runChildRoleIfAsked();
+  if (childStatus >= 0) return childStatus;
   MPI_Init(&argc, &argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -2,12 +2,14 @@
 // SPDX-License-Identifier: MIT
 
 // Publishing a 16-byte record {fst, snd} to another agent (the host proxy polling the FIFO) so that
-// an observer who sees the new `fst` also sees the new `snd` and every write that preceded the store.
+// an observer who sees a new word also sees every write that preceded the store.
 //
 // MSCCLPP_ARCH_ST_RELEASE_SYS_V2_U64: defined for sm_90 and newer, where the record is written by one
 // st.release.sys.global.v2.u64. Elsewhere `snd` is stored first (relaxed) and `fst` last with
-// release order, which gives the same guarantee to an observer that reads `fst` with acquire order
-// before `snd`, without relying on 16-byte single-copy atomicity.
+// release order. Either way the two words are not written as one: a vector store is not single-copy
+// atomic in the PTX memory model, so an observer may see one new word beside the other's old value.
+// The consumer therefore clears both words before a slot is reused and reads a record as complete
+// only when both are non-zero (Fifo::poll, Fifo::pop).
 
 #ifndef MSCCLPP_ARCH_ST_RELEASE_SM90_HPP_
 #define MSCCLPP_ARCH_ST_RELEASE_SM90_HPP_
