@@ -273,7 +273,7 @@ TEST(FdServiceTest, SharedByItsUsersAndStoppedByTheLastLeavingNoThreadOrFd) {
   }
 }
 
-TEST(FdServiceTest, AddressNamesHostProcessAndInstance) {
+TEST(FdServiceTest, AddressNamesHostProcessAndNonce) {
   FdServiceAddress first;
   {
     auto service = FdService::acquire();
@@ -284,7 +284,7 @@ TEST(FdServiceTest, AddressNamesHostProcessAndInstance) {
   EXPECT_EQ(second.hostHash, getHostHash());
   EXPECT_EQ(second.processHash, getPidHash());
   EXPECT_EQ(second.pid, getpid());
-  EXPECT_NE(second.instance, first.instance) << "a restarted service gets a new name";
+  EXPECT_NE(second.nonce, first.nonce) << "a restarted service gets a new name";
   EXPECT_NE(fdServiceSocketName(first), fdServiceSocketName(second));
   FdServiceAddress otherNamespace = second;
   otherNamespace.processHash ^= 1;  // same pid in another PID namespace
