@@ -367,8 +367,8 @@ TEST(ContextTest, RepeatedCommunicatorsLeakNoFdOrThread) {
   };
   cycle();  // first use creates lasting process-wide state (logger, capability probe)
   int fds = mscclpp::test::openFdCount();
-  int threads = mscclpp::test::threadCount();
+  const std::set<int> threads = mscclpp::test::threadIds();
   for (int i = 0; i < 20; ++i) cycle();
   EXPECT_EQ(mscclpp::test::openFdCount(), fds);
-  EXPECT_EQ(mscclpp::test::settledThreadCount(threads), threads);
+  EXPECT_EQ(mscclpp::test::newThreads(threads).size(), 0u);
 }
