@@ -241,6 +241,7 @@ void FdService::serve() {
   HandshakeAcceptor::Options options;
   options.maxPending = kMaxClients;
   options.helloTimeout = kIdleClientLimit;
+  options.what = "request";
   options.firstRead = sizeof(FdServiceRequest);
   options.judge = [](const std::vector<char>&) { return HandshakeAcceptor::Verdict::accept(); };
   options.screen = [myUid](int fd) -> std::string {

@@ -67,8 +67,8 @@ bool HandshakeAcceptor::readFrom(Pending& p, std::vector<Accepted>& accepted) {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
-    drop(p, n == 0 ? concat("closed after ", p.bytes.size(), " bytes of its hello")
-                   : concat("failed before completing its hello (", errnoName(errno), ")"));
+    drop(p, n == 0 ? concat("closed before completing its ", options_.what, " (after ", p.bytes.size(), " bytes)")
+                   : concat("failed before completing its ", options_.what, " (", errnoName(errno), ")"));
     return false;
   }
   return true;
@@ -87,7 +87,7 @@ void HandshakeAcceptor::reapClosed() {
           ssize_t n = ::recv(pending_[i].fd.get(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
           return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
         }())) {
-      drop(pending_[i], "closed before completing its hello");
+      drop(pending_[i], concat("closed before completing its ", options_.what));
       continue;
     }
     still.push_back(std::move(pending_[i]));
@@ -127,7 +127,7 @@ void HandshakeAcceptor::acceptNew() {
     }
     if (pending_.size() >= options_.maxPending) reapClosed();
     if (pending_.size() >= options_.maxPending) {
-      drop(p, concat(options_.maxPending, " connections are already waiting to complete their hello"));
+      drop(p, concat(options_.maxPending, " connections are already waiting to complete their ", options_.what));
       continue;
     }
     p.bytes.reserve(p.need);
@@ -144,7 +144,7 @@ std::vector<HandshakeAcceptor::Accepted> HandshakeAcceptor::process(const pollfd
     Pending& p = pending_[i];
     if (fds[1 + i].revents && !readFrom(p, accepted)) continue;
     if (now >= p.deadline) {
-      drop(p, concat("no complete hello within ", options_.helloTimeout.count(), " ms"));
+      drop(p, concat("no ", options_.what, " within ", options_.helloTimeout.count(), " ms"));
       continue;
     }
     still.push_back(std::move(p));

@@ -52,6 +52,8 @@ class HandshakeAcceptor {
     std::chrono::milliseconds helloTimeout{5000};
     /// Bytes to read before the judge is first asked.
     size_t firstRead = 8;
+    /// What the first bytes are called in drop reports ("hello", "handshake", "check-in").
+    std::string what = "hello";
     /// Judges the bytes received so far (at least `firstRead`, or the total it last asked for).
     std::function<Verdict(const std::vector<char>& bytes)> judge;
     /// Called on each accepted descriptor before anything is read; a non-empty result drops it with

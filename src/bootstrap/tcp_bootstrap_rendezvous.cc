@@ -192,6 +192,7 @@ SocketAddress TcpBootstrap::Impl::runRoot(TcpListener& rootListener, const Socke
   HandshakeAcceptor::Options options;
   options.maxPending = kMaxPendingConnections;
   options.helloTimeout = kHandshakeTimeout;
+  options.what = "check-in";
   options.firstRead = sizeof(uint64_t);
   options.judge = [&](const std::vector<char>& bytes) {
     if (bytes.size() == sizeof(uint64_t)) {

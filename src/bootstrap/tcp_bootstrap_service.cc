@@ -179,6 +179,7 @@ void TcpBootstrap::Impl::serviceLoop() {
   HandshakeAcceptor::Options options;
   options.maxPending = kMaxPendingConnections;
   options.helloTimeout = kHandshakeTimeout;
+  options.what = "handshake";
   options.firstRead = sizeof(uint64_t);
   options.judge = [this](const std::vector<char>& bytes) {
     if (bytes.size() == sizeof(uint64_t)) {

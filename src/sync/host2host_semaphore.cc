@@ -91,9 +91,9 @@ void Host2HostSemaphore::wait(int64_t maxSpinCount) {
                     "count ", expected, ", have ", value, "): ", why);
     }
     if (limited && now - start >= limit) {
-      MSCCLPP_THROW(Timeout, "Host2HostSemaphore::wait: no signal within ",
-                    std::chrono::duration_cast<std::chrono::milliseconds>(limit).count(), " ms (", maxSpinCount,
-                    " checks; expected count ", expected, ", have ", value, ")");
+      MSCCLPP_THROW(Timeout, "Host2HostSemaphore::wait: no signal after ", maxSpinCount, " checks (",
+                    std::chrono::duration_cast<std::chrono::milliseconds>(limit).count(), " ms; expected count ",
+                    expected, ", have ", value, ")");
     }
     if (!sleeping) {
       sleeping = now - start >= kSpinTime;
