@@ -20,11 +20,13 @@
 #include <optional>
 #include <future>
 #include <mscclpp/core.hpp>
+#include <mscclpp/gpu.hpp>
 #include <mscclpp/semaphore.hpp>
 #include <thread>
 #include <vector>
 
 #include "bootstrap/socket.hpp"
+#include "common/gpu_test.hpp"
 #include "common/process_stats.hpp"
 #include "transport/access.hpp"
 #include "transport/ethernet/ethernet_connection.hpp"
@@ -448,6 +450,7 @@ TEST(HostilePeerTest, IdleConnectionsToAnEthernetListenerDoNotDelayARealPeer) {
       if (::poll(&pfd, 1, 0) == 0) ++open;
     }
     channel.sendInt(open);
+    channel.recv();  // keeps the connection until this side's flush has been answered too
   });
   auto context = Context::create();
   Endpoint local = context->createEndpoint(kHostEthernet);
@@ -459,6 +462,7 @@ TEST(HostilePeerTest, IdleConnectionsToAnEthernetListenerDoNotDelayARealPeer) {
   Connection connection = context->connect(local, remote);
   connection.flush(10000000);
   EXPECT_EQ(p.channel().recvInt(20s), 3) << "the real peer was served only after idle connections were dropped";
+  p.channel().send({});
   EXPECT_EQ(p.wait(), 0);
 }
 
@@ -496,4 +500,48 @@ TEST(HostilePeerTest, HellosWithUnknownNoncesAreCapped) {
   EXPECT_GE(closed, kFlood - static_cast<int64_t>(EthernetListener::kMaxUnclaimed));
   EXPECT_LE(test::openFdCount() - fdsBefore, static_cast<int>(EthernetListener::kMaxUnclaimed) + 8);
   EXPECT_EQ(p.wait(), 0);
+}
+
+// ---- the same into GPU memory: the receiver's copies are finished before deregistration returns ----
+
+TEST(HostilePeerTest, NoByteLandsInGpuMemoryAfterDeregistrationWhileThePeerIsStoppedMidWrite) {
+  constexpr size_t kBytes = 64 << 20, kPad = 4096;
+  // The peer is forked before this process touches the GPU.
+  Peer p([](Channel& channel) { writeWhatIsSent(channel, kBytes); });
+  MSCCLPP_REQUIRE_GPU();
+  auto context = Context::create();
+  Connection connection = connectOver(p.channel(), context);
+  char* device = nullptr;
+  ASSERT_EQ(cudaMalloc(&device, kBytes + 2 * kPad), cudaSuccess);
+  ASSERT_EQ(cudaMemset(device, kCanary, kBytes + 2 * kPad), cudaSuccess);
+  ASSERT_EQ(cudaMemset(device + kPad, 0, kBytes), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto snapshot = [&] {
+    std::vector<char> host(kBytes + 2 * kPad);
+    EXPECT_EQ(cudaMemcpy(host.data(), device, host.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    return host;
+  };
+  std::optional<RegisteredMemory> mem = context->registerMemory(device + kPad, kBytes, Transport::Ethernet);
+  p.channel().send(mem->serialize());
+  char first = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (first == 0 && std::chrono::steady_clock::now() < deadline) {
+    ASSERT_EQ(cudaMemcpy(&first, device + kPad, 1, cudaMemcpyDeviceToHost), cudaSuccess);
+  }
+  ASSERT_EQ(first, 'x') << "the peer's write never started";
+  p.signal(SIGSTOP);
+  mem.reset();
+  const std::vector<char> afterDeregistration = snapshot();
+  p.signal(SIGCONT);
+  std::this_thread::sleep_for(300ms);
+  const std::vector<char> later = snapshot();
+  EXPECT_TRUE(later == afterDeregistration) << "bytes landed in GPU memory after it was deregistered";
+  for (size_t i = 0; i < kPad; ++i) {
+    ASSERT_EQ(later[i], kCanary) << "canary before the range, byte " << i;
+    ASSERT_EQ(later[kPad + kBytes + i], kCanary) << "canary after the range, byte " << i;
+  }
+  EXPECT_EQ(p.channel().recvInt(), 0);
+  p.channel().send({});
+  EXPECT_EQ(p.wait(), 0);
+  cudaFree(device);
 }

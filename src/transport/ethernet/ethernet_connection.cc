@@ -210,8 +210,14 @@ void EthernetConnection::receiveIntoFromThread(const EthernetMessage& message) {
     in_.recvAll(&value, sizeof(value), deadline);
     gpuDelivery_.update(lease.range().deviceId, reinterpret_cast<uint64_t*>(dst), value);
   } else {
-    gpuDelivery_.write(lease.range().deviceId, dst, message.size,
-                       [&](char* buffer, size_t bytes) { in_.recvAll(buffer, bytes, deadline); });
+    try {
+      gpuDelivery_.write(lease.range().deviceId, dst, message.size,
+                         [&](char* buffer, size_t bytes) { in_.recvAll(buffer, bytes, deadline); });
+    } catch (...) {
+      // Copies of the pieces received so far may still run: the receiver finishes them, then lets go.
+      gpuLeases_.push_back(std::move(lease));
+      throw;
+    }
   }
   // The copies may still be running: the lease ends when they are known to be done.
   gpuLeases_.push_back(std::move(lease));
