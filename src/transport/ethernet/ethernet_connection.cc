@@ -235,11 +235,16 @@ void EthernetConnection::receiveLoopFromThread(std::shared_ptr<EthernetListener>
     }
     for (;;) {
       EthernetMessage message;
-      // Before waiting for the peer, finish the GPU writes: their leases must not outlive them by an
-      // idle period (deregistration waits for them).
+      // The leases of GPU writes end as soon as their copies are done, and before waiting for the
+      // peer at the latest: deregistration waits for them, so they must not outlast the copies by
+      // an idle period or a long stream of further writes.
       if (!gpuLeases_.empty()) {
         pollfd pfd{in_.fd(), POLLIN, 0};
-        if (::poll(&pfd, 1, 0) == 0) landGpuWritesFromThread();
+        if (gpuDelivery_.done()) {
+          gpuLeases_.clear();
+        } else if (::poll(&pfd, 1, 0) == 0) {
+          landGpuWritesFromThread();
+        }
       }
       in_.recvAll(&message, sizeof(message), Deadline::never());
       switch (message.type) {
