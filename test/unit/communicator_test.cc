@@ -118,6 +118,9 @@ TEST(CommunicatorTest, EthernetWriteAndSignalBetweenHostBuffers) {
       semaphore.wait();
       for (size_t i = 0; i < buffer.size(); ++i) ASSERT_EQ(buffer[i], static_cast<int>(i)) << i;
     }
+    // Both ranks are this process: a rank reads the other's memory (its semaphore token) back only
+    // while the other still holds it.
+    bootstrap->barrier();
   });
 }
 
