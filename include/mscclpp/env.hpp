@@ -72,6 +72,10 @@ class Env {
   /// MSCCLPP_BOOTSTRAP_TIMEOUT: seconds, the bootstrap deadline when `TcpBootstrap::initialize` is
   /// called without one. Default 30.
   const int64_t bootstrapTimeoutSec;
+  /// MSCCLPP_ETHERNET_WRITE_TIMEOUT: seconds a write on an Ethernet connection may make no progress
+  /// (the peer reads nothing) before it fails with Error(Timeout); negative: no limit. Default: the
+  /// bootstrap timeout.
+  const int64_t ethernetWriteTimeoutSec;
 
  private:
   explicit Env(const Lookup& lookup);

@@ -29,8 +29,10 @@ class Host2HostSemaphore {
   /// True, consuming one signal, if a signal has arrived that no poll or wait consumed yet.
   bool poll();
 
-  /// Waits for the next signal. Throws Error(Timeout) after `maxSpinCount` checks (negative: no limit);
-  /// a wait that timed out consumes nothing, so it can be retried.
+  /// Waits for the next signal. The limit is a time: `maxSpinCount` x 0.5 us (the default is 5 s;
+  /// negative: no limit), after which it throws Error(Timeout); a wait that timed out consumes
+  /// nothing, so it can be retried. Throws Error(Aborted) soon after the connection fails (the peer
+  /// died or closed it), with or without a limit.
   void wait(int64_t maxSpinCount = 10000000);
 
  private:

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <vector>
 
+#include "bootstrap/handshake_acceptor.hpp"
 #include "common/checks.hpp"
 #include "common/identity.hpp"
 
@@ -28,7 +29,7 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kIdleClientLimit = std::chrono::seconds(30);
 // More simultaneous clients than this are turned away at accept; ranks of one host are far fewer.
 constexpr size_t kMaxClients = 1024;
-// Instances tried when a name is taken (a previous instance of this process still closing).
+// Names tried when one is taken (by chance, or by someone squatting it).
 constexpr uint32_t kBindAttempts = 64;
 
 std::atomic<uint64_t> nextFdId{1};
@@ -96,8 +97,8 @@ void waitFor(int fd, short events, Clock::time_point deadline, const std::string
 
 std::string fdServiceSocketName(const FdServiceAddress& address) {
   char name[96];
-  std::snprintf(name, sizeof(name), "mscclpp-fd.%016" PRIx64 ".%016" PRIx64 ".%" PRIu32, address.hostHash,
-                address.processHash, address.instance);
+  std::snprintf(name, sizeof(name), "mscclpp-fd.%016" PRIx64 ".%016" PRIx64 ".%08" PRIx32, address.hostHash,
+                address.processHash, address.nonce);
   return name;
 }
 
@@ -162,14 +163,15 @@ std::shared_ptr<FdService> FdService::acquire() {
 }
 
 FdService::FdService() {
-  static std::atomic<uint32_t> nextInstance{1};
   address_.hostHash = getHostHash();
   address_.processHash = getPidHash();
   address_.pid = static_cast<int32_t>(getpid());
   ownerPid_ = getpid();
 
   for (uint32_t attempt = 0;; ++attempt) {
-    address_.instance = nextInstance.fetch_add(1);
+    // Unpredictable, so that another local user cannot take this process's names in advance (the
+    // address travels in every handle, so peers need not guess it).
+    address_.nonce = static_cast<uint32_t>(randomU64());
     UniqueFd sock(socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!sock) throw SysError("fd service: socket(AF_UNIX) failed", errno);
     socklen_t len = 0;
@@ -234,27 +236,33 @@ void FdService::unregister(uint64_t id) noexcept {
   }
 }
 
-namespace {
-
-struct Client {
-  UniqueFd fd;
-  FdServiceRequest request;
-  size_t received = 0;
-  Clock::time_point lastActivity;
-};
-
-}  // namespace
-
 void FdService::serve() {
-  std::map<int, Client> clients;
   const uid_t myUid = geteuid();
+  HandshakeAcceptor::Options options;
+  options.maxPending = kMaxClients;
+  options.helloTimeout = kIdleClientLimit;
+  options.what = "request";
+  options.firstRead = sizeof(FdServiceRequest);
+  options.judge = [](const std::vector<char>&) { return HandshakeAcceptor::Verdict::accept(); };
+  options.screen = [myUid](int fd) -> std::string {
+    ucred cred = {};
+    socklen_t len = sizeof(cred);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return concat("SO_PEERCRED failed: ", errnoName(errno));
+    if (cred.uid == myUid) return "";
+    // Nothing is read from a stranger and nothing but the refusal is sent.
+    sendReply(fd, FdServiceReply::PermissionDenied, -1);
+    return concat("it runs as uid ", cred.uid, " (pid ", cred.pid, "); only uid ", myUid, " may fetch fds");
+  };
+  options.onDrop = [](const std::string& from, const std::string& why) {
+    LOG_WARN(MEM, "fd service: dropped ", from, ": ", why);
+  };
+  HandshakeAcceptor clients(listenFd_.get(), std::move(options));
   std::vector<pollfd> pfds;
   for (;;) {
-    pfds.clear();
-    pfds.push_back({wakeFd_.get(), POLLIN, 0});
-    pfds.push_back({listenFd_.get(), POLLIN, 0});
-    for (auto& [fd, client] : clients) pfds.push_back({fd, POLLIN, 0});
-    int rc = poll(pfds.data(), pfds.size(), 1000);
+    pfds.assign(1 + clients.pollCount(), pollfd{});
+    pfds[0] = {wakeFd_.get(), POLLIN, 0};
+    clients.fillPollFds(pfds.data() + 1);
+    int rc = poll(pfds.data(), pfds.size(), clients.nextExpiry().pollTimeoutMs());
     if (rc < 0) {
       if (errno == EINTR) continue;
       LOG_ERROR(MEM, "fd service: poll failed: ", errnoName(errno), "; the service stops answering");
@@ -262,83 +270,34 @@ void FdService::serve() {
     }
     if (pfds[0].revents) return;
 
-    const auto now = Clock::now();
-    if (pfds[1].revents & POLLIN) {
-      for (;;) {
-        int fd = accept4(listenFd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) {
-          if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED) {
-            LOG_WARN(MEM, "fd service: accept failed: ", errnoName(errno));
-            if (errno == EMFILE || errno == ENFILE) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-          }
-          break;
-        }
-        UniqueFd conn(fd);
-        ucred cred = {};
-        socklen_t len = sizeof(cred);
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
-          LOG_WARN(MEM, "fd service: SO_PEERCRED failed, dropping the client: ", errnoName(errno));
-          continue;
-        }
-        if (cred.uid != myUid) {
-          // Nothing is read from a stranger and nothing but the refusal is sent.
-          LOG_WARN(MEM, "fd service: refused a client with uid ", cred.uid, " (pid ", cred.pid,
-                   "); only uid ", myUid, " may fetch fds");
-          sendReply(fd, FdServiceReply::PermissionDenied, -1);
-          continue;
-        }
-        if (clients.size() >= kMaxClients) {
-          LOG_WARN(MEM, "fd service: ", kMaxClients, " clients already connected; dropping pid ", cred.pid);
-          continue;
-        }
-        Client& client = clients[fd];
-        client.fd = std::move(conn);
-        client.lastActivity = now;
-      }
+    std::vector<HandshakeAcceptor::Accepted> requests;
+    try {
+      requests = clients.process(pfds.data() + 1);
+    } catch (const std::exception& e) {
+      LOG_WARN(MEM, "fd service: ", e.what());
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-
-    for (size_t i = 2; i < pfds.size(); ++i) {
-      if (!pfds[i].revents) continue;
-      auto it = clients.find(pfds[i].fd);
-      if (it == clients.end()) continue;
-      Client& client = it->second;
-      bool drop = false;
-      char* buf = reinterpret_cast<char*>(&client.request);
-      ssize_t n = recv(client.fd.get(), buf + client.received, sizeof(client.request) - client.received, 0);
-      if (n > 0) {
-        client.received += n;
-        client.lastActivity = now;
-      } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-        drop = true;
-      }
-      if (!drop && client.received == sizeof(client.request)) {
-        client.received = 0;
-        if (client.request.magic != FdServiceRequest::kMagic || client.request.reserved != 0) {
-          LOG_WARN(MEM, "fd service: malformed request, dropping the client");
-          sendReply(client.fd.get(), FdServiceReply::BadRequest, -1);
-          drop = true;
-        } else {
-          std::lock_guard<std::mutex> lock(mutex_);
-          auto found = fds_.find(client.request.fdId);
-          if (found == fds_.end()) {
-            LOG_DEBUG(MEM, "fd service: request for unknown fd id ", client.request.fdId);
-            drop = !sendReply(client.fd.get(), FdServiceReply::UnknownId, -1);
-          } else {
-            drop = !sendReply(client.fd.get(), FdServiceReply::Ok, found->second.get());
-            if (drop) LOG_WARN(MEM, "fd service: sending fd id ", client.request.fdId, " failed: ", errnoName(errno));
-          }
-        }
-      }
-      if (drop) clients.erase(it);
-    }
-
-    for (auto it = clients.begin(); it != clients.end();) {
-      if (now - it->second.lastActivity > kIdleClientLimit) {
-        LOG_DEBUG(MEM, "fd service: dropping an idle client");
-        it = clients.erase(it);
+    for (auto& client : requests) {
+      FdServiceRequest request;
+      std::memcpy(&request, client.hello.data(), sizeof(request));
+      bool keep;
+      if (request.magic != FdServiceRequest::kMagic || request.reserved != 0) {
+        LOG_WARN(MEM, "fd service: malformed request, dropping the client");
+        sendReply(client.fd.get(), FdServiceReply::BadRequest, -1);
+        keep = false;
       } else {
-        ++it;
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto found = fds_.find(request.fdId);
+        if (found == fds_.end()) {
+          LOG_DEBUG(MEM, "fd service: request for unknown fd id ", request.fdId);
+          keep = sendReply(client.fd.get(), FdServiceReply::UnknownId, -1);
+        } else {
+          keep = sendReply(client.fd.get(), FdServiceReply::Ok, found->second.get());
+          if (!keep) LOG_WARN(MEM, "fd service: sending fd id ", request.fdId, " failed: ", errnoName(errno));
+        }
       }
+      // A client may ask again on the same connection; it waits like a new one, and counts as one.
+      if (keep) clients.adopt(std::move(client.fd), client.peer);
     }
   }
 }

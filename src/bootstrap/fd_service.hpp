@@ -12,9 +12,9 @@
 //
 // Lifetime: one service per process at a time, shared by its users through FdService::acquire(); it
 // stops (thread joined, socket closed) when the last user drops it, never earlier. Its name includes
-// the host identity, the process identity (pid and PID namespace) and an instance number, so two
-// processes with the same pid in different PID namespaces, or two instances of one process, never
-// collide.
+// the host identity, the process identity (pid and PID namespace) and a random nonce, so two
+// processes with the same pid in different PID namespaces, or two services of one process, never
+// collide, and a process of another user cannot bind the name first to keep the service from starting.
 
 #ifndef MSCCLPP_BOOTSTRAP_FD_SERVICE_HPP_
 #define MSCCLPP_BOOTSTRAP_FD_SERVICE_HPP_
@@ -37,7 +37,7 @@ namespace mscclpp {
 struct FdServiceAddress {
   uint64_t hostHash;     // getHostHash() of the serving process
   uint64_t processHash;  // getPidHash() of the serving process
-  uint32_t instance;     // distinguishes successive services of one process
+  uint32_t nonce;        // random per service: another user can neither predict nor squat the name
   int32_t pid;           // the serving process's pid in its own namespace (for messages only)
 };
 

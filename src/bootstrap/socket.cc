@@ -524,6 +524,18 @@ void TcpSocket::sendAll(const void* data, size_t size, const Deadline& deadline)
   }
 }
 
+void TcpSocket::sendAllMakingProgress(const void* data, size_t size, std::chrono::milliseconds stall) {
+  const char* p = static_cast<const char*>(data);
+  size_t done = 0;
+  while (done < size) {
+    size_t n = trySend(p + done, size - done);
+    done += n;
+    if (done < size && n == 0) {
+      waitFor(POLLOUT, stall.count() < 0 ? Deadline::never() : Deadline::after(stall), "send");
+    }
+  }
+}
+
 void TcpSocket::recvAll(void* data, size_t size, const Deadline& deadline) {
   char* p = static_cast<char*>(data);
   size_t done = 0;

@@ -128,6 +128,9 @@ class TcpSocket {
   /// Sends every byte. Throws Error(Aborted) "peer <addr> closed the connection" if the peer is gone,
   /// Error(Timeout) at the deadline. Never raises SIGPIPE.
   void sendAll(const void* data, size_t size, const Deadline& deadline);
+  /// Sends every byte, failing with Error(Timeout) only when `stall` passes without the kernel taking
+  /// a single byte (a peer that stopped reading); negative: no limit. Otherwise as sendAll.
+  void sendAllMakingProgress(const void* data, size_t size, std::chrono::milliseconds stall);
   /// Receives exactly `size` bytes, with the same errors as sendAll.
   void recvAll(void* data, size_t size, const Deadline& deadline);
   /// Waits for data, then returns 1..max bytes. Same errors as recvAll.

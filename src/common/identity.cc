@@ -3,11 +3,16 @@
 
 #include "common/identity.hpp"
 
+#include <sys/random.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <climits>
 #include <fstream>
 #include <mscclpp/env.hpp>
+
+#include "common/checks.hpp"
 
 namespace mscclpp {
 namespace {
@@ -64,5 +69,19 @@ uint64_t getHostHash() {
 }
 
 uint64_t getPidHash() { return hashString(processIdentity()); }
+
+uint64_t randomU64() {
+  for (;;) {
+    uint64_t value = 0;
+    size_t got = 0;
+    while (got < sizeof(value)) {
+      ssize_t n = getrandom(reinterpret_cast<char*>(&value) + got, sizeof(value) - got, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw SysError("getrandom() failed", errno);
+      got += static_cast<size_t>(n);
+    }
+    if (value != 0) return value;
+  }
+}
 
 }  // namespace mscclpp

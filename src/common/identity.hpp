@@ -23,6 +23,10 @@ const std::string& processIdentity();
 uint64_t getHostHash();
 uint64_t getPidHash();
 
+/// 64 bits from the kernel's random source (getrandom), never 0: secrets and names that another
+/// process must not be able to guess. Throws SysError if the source fails.
+uint64_t randomU64();
+
 /// DJB2a of a string.
 uint64_t hashString(const std::string& text);
 

@@ -25,21 +25,23 @@ LocalMemoryRegistry& LocalMemoryRegistry::instance() {
   return *registry;
 }
 
-LocalMemoryRegistry::Registration LocalMemoryRegistry::add(const void* ptr, size_t size, int deviceId) {
+LocalMemoryRegistry::Registration LocalMemoryRegistry::add(const void* ptr, size_t size, int deviceId,
+                                                           TransportFlags transports) {
   std::lock_guard<std::mutex> lock(mutex_);
   uint64_t id = nextId_++;
-  ranges_[id] = Range{reinterpret_cast<uintptr_t>(ptr), size, deviceId};
+  ranges_[id] = Range{reinterpret_cast<uintptr_t>(ptr), size, deviceId, transports};
   return Registration(this, id);
 }
 
-std::optional<LocalMemoryRegistry::Range> LocalMemoryRegistry::find(uintptr_t addr, size_t size) const {
+bool LocalMemoryRegistry::covers(uintptr_t addr, size_t size, int deviceId, TransportFlags transports) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  // Ranges overlap freely (the same buffer may be registered many times), so scan; registrations are
-  // few and this runs once per incoming message.
+  // Ranges overlap freely (the same buffer may be registered many times), so scan; this runs only
+  // when a process reads back its own memory.
   for (const auto& [id, range] : ranges_) {
-    if (addr >= range.base && size <= range.size && addr - range.base <= range.size - size) return range;
+    if (addr < range.base || size > range.size || addr - range.base > range.size - size) continue;
+    if (range.deviceId == deviceId && (range.transports & transports) == transports) return true;
   }
-  return std::nullopt;
+  return false;
 }
 
 void LocalMemoryRegistry::remove(uint64_t id) {

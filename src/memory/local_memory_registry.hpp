@@ -8,20 +8,22 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
-#include <optional>
+#include <mscclpp/core.hpp>
 
 namespace mscclpp {
 
-/// The ranges of this process's memory that peers may write into: every RegisteredMemory made here
-/// registers its range for its lifetime. Transports whose peer names a destination address (Ethernet)
-/// check it against this registry first, so a confused or hostile peer cannot write anywhere else.
-/// Thread-safe.
+/// The ranges of this process's memory that are registered: every RegisteredMemory made here records
+/// its range, GPU and transports for its lifetime. RegisteredMemory::deserialize checks bytes that
+/// claim to come from this very process against it, so they cannot name an arbitrary pointer. (Which
+/// memory a peer may write into is each transport's own, per-Context business: Ethernet keeps its own
+/// registry, transport/ethernet/ethernet_memory.hpp.) Thread-safe.
 class LocalMemoryRegistry {
  public:
   struct Range {
     uintptr_t base;
     size_t size;
     int deviceId;  // -1: host memory
+    TransportFlags transports;
   };
 
   /// Keeps a range registered while alive. Move-only.
@@ -42,10 +44,11 @@ class LocalMemoryRegistry {
 
   static LocalMemoryRegistry& instance();
 
-  Registration add(const void* ptr, size_t size, int deviceId);
+  Registration add(const void* ptr, size_t size, int deviceId, TransportFlags transports);
 
-  /// The registered range containing all of [addr, addr+size), if any.
-  std::optional<Range> find(uintptr_t addr, size_t size) const;
+  /// Whether one registration holds all of [addr, addr+size), on GPU `deviceId` (-1: host), for at
+  /// least `transports`.
+  bool covers(uintptr_t addr, size_t size, int deviceId, TransportFlags transports) const;
 
  private:
   void remove(uint64_t id);

@@ -6,6 +6,8 @@
 
 #include "common/checks.hpp"
 #include "common/token_wait.hpp"
+#include "transport/access.hpp"
+#include "transport/connection.hpp"
 
 namespace mscclpp {
 namespace {
@@ -26,12 +28,14 @@ uint64_t loadAcquire(const void* token) {
 
 // A waiter spins for kSpinTime before sleeping in slices of kSleepSlice. The spin covers a network
 // round trip on a quiet host (tens of microseconds), so a prompt signal costs no wake-up; a late one
-// costs a spin of this length and then sleeps. Each sleep counts as kChecksPerSleep checks against
-// maxSpinCount (so the default 1e7 checks is about 5 s of sleeping).
+// costs a spin of this length and then sleeps. Between slices it checks the connection, so a peer
+// that died (its connection closed) fails the wait within a slice, whatever the limit.
 constexpr std::chrono::microseconds kSpinTime(100);
 constexpr int kChecksPerClockRead = 64;
 constexpr std::chrono::microseconds kSleepSlice(50);
-constexpr int64_t kChecksPerSleep = 100;
+// The limit is a time: maxSpinCount checks stand for maxSpinCount times this long, so the default
+// 1e7 is 5 s however long each check or sleep actually takes on a busy host.
+constexpr std::chrono::nanoseconds kTimePerCheck(500);
 
 }  // namespace
 
@@ -61,29 +65,41 @@ bool Host2HostSemaphore::poll() {
 }
 
 void Host2HostSemaphore::wait(int64_t maxSpinCount) {
+  using Clock = std::chrono::steady_clock;
   const uint64_t expected = *expectedInboundToken_ + 1;
   const uint64_t* token = static_cast<const uint64_t*>(semaphore_.localMemory().data());
+  const BaseConnection& connection = *ConnectionAccess::impl(semaphore_.connection());
+  const auto start = Clock::now();
+  const bool limited = maxSpinCount >= 0;
+  const auto limit = std::chrono::duration_cast<Clock::duration>(
+      kTimePerCheck * static_cast<double>(limited ? maxSpinCount : 0));
   int64_t spins = 0;
   bool sleeping = false;
-  std::chrono::steady_clock::time_point spinUntil;
   for (uint64_t value; (value = loadAcquire(token)) < expected;) {
-    if (maxSpinCount >= 0 && spins >= maxSpinCount) {
-      MSCCLPP_THROW(Timeout, "Host2HostSemaphore::wait: no signal after ", maxSpinCount, " checks (expected count ",
-                    expected, ", have ", value, ")");
-    }
     // Spin for latency, then sleep until the transport's receiver thread (which may need this very
     // core) stores the token.
-    if (sleeping) {
-      sleepWhileTokenIs(token, value, kSleepSlice);
-      spins += kChecksPerSleep;
+    if (!sleeping && ++spins % kChecksPerClockRead != 0) continue;
+    const auto now = Clock::now();
+    if (connection.failed()) {
+      std::string why;
+      try {
+        connection.throwIfLatched();
+      } catch (const std::exception& e) {
+        why = e.what();
+      }
+      MSCCLPP_THROW(Aborted, "Host2HostSemaphore::wait: the connection failed while waiting for a signal (expected "
+                    "count ", expected, ", have ", value, "): ", why);
+    }
+    if (limited && now - start >= limit) {
+      MSCCLPP_THROW(Timeout, "Host2HostSemaphore::wait: no signal after ", maxSpinCount, " checks (",
+                    std::chrono::duration_cast<std::chrono::milliseconds>(limit).count(), " ms; expected count ",
+                    expected, ", have ", value, ")");
+    }
+    if (!sleeping) {
+      sleeping = now - start >= kSpinTime;
       continue;
     }
-    if (spins % kChecksPerClockRead == 0) {
-      auto now = std::chrono::steady_clock::now();
-      if (spins == 0) spinUntil = now + kSpinTime;
-      sleeping = now >= spinUntil;
-    }
-    ++spins;
+    sleepWhileTokenIs(token, value, kSleepSlice);
   }
   *expectedInboundToken_ = expected;
 }

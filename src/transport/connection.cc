@@ -58,6 +58,7 @@ void BaseConnection::flush(int64_t timeoutUsec) {
 void BaseConnection::latchError(std::exception_ptr error) {
   std::lock_guard<std::mutex> lock(errorMutex_);
   if (!latchedError_) latchedError_ = error;
+  failed_.store(true, std::memory_order_release);
 }
 
 void BaseConnection::throwIfLatched() const {

@@ -4,6 +4,7 @@
 #ifndef MSCCLPP_TRANSPORT_CONNECTION_HPP_
 #define MSCCLPP_TRANSPORT_CONNECTION_HPP_
 
+#include <atomic>
 #include <exception>
 #include <memory>
 #include <mscclpp/core.hpp>
@@ -35,6 +36,12 @@ class BaseConnection {
   /// "ETH to <peer>": for error messages.
   virtual std::string describe() const;
 
+  /// Whether a transport thread latched an error (the connection is dead); cheap, for waiters that
+  /// poll it (Host2HostSemaphore::wait).
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  /// Rethrows the latched error, if any.
+  void throwIfLatched() const;
+
  protected:
   virtual void writeFromUser(const RegisteredMemory& dst, uint64_t dstOffset, const RegisteredMemory& src,
                              uint64_t srcOffset, uint64_t size) = 0;
@@ -44,7 +51,6 @@ class BaseConnection {
 
   /// Records the first error seen by a transport thread; later calls rethrow it.
   void latchError(std::exception_ptr error);
-  void throwIfLatched() const;
 
   std::shared_ptr<Context> context_;
   // Copies of the endpoints: the local one keeps transport resources (a listener, a QP) alive.
@@ -57,6 +63,7 @@ class BaseConnection {
  private:
   mutable std::mutex errorMutex_;
   std::exception_ptr latchedError_;
+  std::atomic<bool> failed_{false};
 };
 
 }  // namespace mscclpp

@@ -60,7 +60,7 @@ RegisteredMemory Context::registerMemory(void* ptr, size_t size, TransportFlags 
     auto entry = transportFactory(transport).registerMemory(*this, transport, *impl);
     if (entry) impl->transportMemories.push_back(std::move(entry));
   }
-  impl->registration = LocalMemoryRegistry::instance().add(ptr, size, impl->deviceId);
+  impl->registration = LocalMemoryRegistry::instance().add(ptr, size, impl->deviceId, transports);
   return RegisteredMemoryAccess::make(std::move(impl));
 }
 

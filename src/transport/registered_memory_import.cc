@@ -8,6 +8,7 @@
 #include <mscclpp/core.hpp>
 
 #include "common/checks.hpp"
+#include "memory/local_memory_registry.hpp"
 #include "memory/registered_memory.hpp"
 #include "transport/transport_factory.hpp"
 
@@ -40,6 +41,14 @@ RegisteredMemory RegisteredMemory::deserialize(const std::vector<char>& data) {
   reader.expectEnd();
 
   if (impl->isLocalProcess()) {
+    // Bytes that claim this process as their origin could name any address in it: believe them only
+    // for memory this process has registered, with that GPU and those transports, and still holds.
+    if (!LocalMemoryRegistry::instance().covers(reinterpret_cast<uintptr_t>(impl->originalDataPtr), impl->size,
+                                                impl->deviceId, impl->transports)) {
+      MSCCLPP_THROW(InvalidUsage, "RegisteredMemory::deserialize: the bytes name ", impl->size, " bytes at ",
+                    impl->originalDataPtr, " of this process (", impl->deviceId < 0 ? "host" : "GPU", " memory), "
+                    "which no live registration of this process covers with those transports; refused");
+    }
     impl->data = impl->originalDataPtr;
   } else {
     // The first transport that maps the memory gives `data` (CudaIpc on the same host); it throws an

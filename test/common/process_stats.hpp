@@ -7,6 +7,8 @@
 #include <dirent.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -25,15 +27,40 @@ inline int countProcEntries(const char* dir) {
 }
 
 inline int openFdCount() { return countProcEntries("/proc/self/fd"); }
-inline int threadCount() { return countProcEntries("/proc/self/task"); }
 
-/// Waits up to 2 s for exiting threads to disappear from /proc before comparing counts. A joined
-/// thread can still be listed: join returns once the kernel clears the thread's tid, which happens
-/// before the kernel removes the task from /proc/self/task. Comparing at once is a race that a
-/// loaded machine loses.
-inline int settledThreadCount(int expected) {
-  for (int i = 0; i < 200 && threadCount() > expected; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  return threadCount();
+/// The ids of this process's threads.
+inline std::set<int> threadIds() {
+  std::set<int> ids;
+  DIR* d = opendir("/proc/self/task");
+  if (!d) return ids;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] != '.') ids.insert(std::atoi(e->d_name));
+  }
+  closedir(d);
+  return ids;
+}
+
+/// The threads that exist now but not in `before`, as listed at this moment.
+inline std::set<int> threadsAddedSince(const std::set<int>& before) {
+  std::set<int> added;
+  for (int id : threadIds()) {
+    if (!before.count(id)) added.insert(id);
+  }
+  return added;
+}
+
+/// The threads that exist now but not in `before`, once exited ones are gone. A joined thread stays
+/// listed in /proc for a moment after join() returns (it wakes the joiner before the kernel releases
+/// it), longer on a loaded machine; so counts taken right after a join are not comparable, while a
+/// set of ids is: a thread of `before` that leaves later changes nothing, and a new one must go.
+/// Waits at most 10 s for the new ones to leave.
+inline std::set<int> newThreads(const std::set<int>& before) {
+  std::set<int> added = threadsAddedSince(before);
+  for (int i = 0; i < 1000 && !added.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    added = threadsAddedSince(before);
+  }
+  return added;
 }
 
 }  // namespace mscclpp::test

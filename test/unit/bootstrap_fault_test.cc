@@ -359,6 +359,12 @@ std::string rankKey(int r) { return "rank" + std::to_string(r); }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+int count(const std::string& text, const std::string& part) {
+  int n = 0;
+  for (size_t pos = text.find(part); pos != std::string::npos; pos = text.find(part, pos + part.size())) ++n;
+  return n;
+}
+
 // Connects to `to` and sends `bytes` (possibly none); the connection stays open while the result lives.
 TcpSocket strayClient(const SocketAddress& to, const std::vector<char>& bytes) {
   TcpSocket socket = TcpSocket::connect(to, Deadline::after(std::chrono::seconds(30)), "stray test client");
@@ -568,8 +574,43 @@ TEST(BootstrapFaultTest, StrayClientsAtARankListenerAreDroppedWhileTheJobRuns) {
   EXPECT_TRUE(contains(log, "wrong magic")) << log;
   EXPECT_TRUE(contains(log, "closed before completing its handshake")) << log;
   EXPECT_TRUE(contains(log, "no handshake within")) << log;
-  EXPECT_TRUE(contains(log, "claims rank 99")) << log;
-  EXPECT_TRUE(contains(log, "unexpected connection kind")) << log;
+  // The UniqueId's magic admits only check-ins at rank 0; a rank's listener wants the job's secret,
+  // which only ranks that checked in know, so these are strangers too.
+  EXPECT_GE(count(log, "wrong magic (not a member of this job)"), 3) << log;
+}
+
+TEST(BootstrapFaultTest, AForgedMessageFromAnOutsiderOfAnIpPortJobIsNotDelivered) {
+  // An "ip:port" job: its check-in magic is the public constant, known to anyone.
+  constexpr uint64_t kPublicMagic = 0xdeadbeef;
+  TcpListener probe = TcpListener::listen(parseSocketAddress("127.0.0.1:0"));
+  const SocketAddress root = probe.address();
+  probe = TcpListener();
+  UniqueId id{};
+  std::memcpy(id.data(), &kPublicMagic, sizeof(kPublicMagic));
+  std::memcpy(id.data() + sizeof(kPublicMagic), &root, sizeof(root));
+  const int nRanks = 2;
+  Ranks ranks;
+  for (int r = 0; r < nRanks; ++r) ranks.start(rankKey(r), r, nRanks, id, 30, "init,ready,wait,p2p,barrier");
+  std::vector<std::string> listening;
+  for (int r = 0; r < nRanks; ++r) {
+    auto addresses = ranks.ready(rankKey(r));
+    if (r == 1) listening = addresses;
+  }
+  ASSERT_EQ(listening.size(), 1u);
+  // An outsider claims to be rank 0 opening its data stream for tag 1, and sends a message on it.
+  std::vector<char> forged = handshakeBytes(kPublicMagic, 2, 0, 1);
+  const int32_t length = sizeof(int32_t), bogus = 77;
+  forged.insert(forged.end(), reinterpret_cast<const char*>(&length), reinterpret_cast<const char*>(&length) + 4);
+  forged.insert(forged.end(), reinterpret_cast<const char*>(&bogus), reinterpret_cast<const char*>(&bogus) + 4);
+  TcpSocket outsider = strayClient(parseSocketAddress(listening[0]), forged);
+  EXPECT_TRUE(closedByPeer(outsider, 10)) << "rank 1 kept a connection that does not carry the job's secret";
+  for (int r = 0; r < nRanks; ++r) ranks.go(rankKey(r));
+  // p2p fails with "wrong data" if rank 1 received the forged message instead of rank 0's.
+  for (int r = 0; r < nRanks; ++r) {
+    Outcome o = ranks.finish(rankKey(r), 60);
+    EXPECT_EQ(o.code, "ok") << rankKey(r) << ": " << o.message << "\n" << ranks.output(rankKey(r));
+  }
+  EXPECT_TRUE(contains(ranks.log(rankKey(1)), "wrong magic (not a member of this job)")) << ranks.log(rankKey(1));
 }
 
 TEST(BootstrapFaultTest, NranksMismatchIsRejectedClearly) {

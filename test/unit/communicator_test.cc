@@ -10,6 +10,7 @@
 #include <mscclpp/core.hpp>
 #include <mscclpp/semaphore.hpp>
 #include <numeric>
+#include <optional>
 
 #include "common/thread_bootstrap.hpp"
 
@@ -36,8 +37,13 @@ TEST(CommunicatorTest, ReceivesMatchSendsInOrderEvenWhenWaitedOutOfOrder) {
   ThreadBootstrap::run(2, [](std::shared_ptr<ThreadBootstrap> bootstrap) {
     Communicator comm(bootstrap);
     std::vector<std::vector<char>> buffers(3, std::vector<char>(100 + bootstrap->getRank()));
+    // Memory of this process is read back only while its registration lives.
+    std::vector<RegisteredMemory> registrations;
     if (bootstrap->getRank() == 0) {
-      for (auto& b : buffers) comm.sendMemory(comm.registerMemory(b.data(), b.size(), Transport::Ethernet), 1, 7);
+      for (auto& b : buffers) {
+        registrations.push_back(comm.registerMemory(b.data(), b.size(), Transport::Ethernet));
+        comm.sendMemory(registrations.back(), 1, 7);
+      }
     } else {
       auto f0 = comm.recvMemory(0, 7);
       auto f1 = comm.recvMemory(0, 7);
@@ -48,6 +54,7 @@ TEST(CommunicatorTest, ReceivesMatchSendsInOrderEvenWhenWaitedOutOfOrder) {
       EXPECT_EQ(f1.get().size(), 100u);
       EXPECT_EQ(f0.get().transports(), TransportFlags(Transport::Ethernet));
     }
+    bootstrap->barrier();
   });
 }
 
@@ -55,15 +62,18 @@ TEST(CommunicatorTest, DifferentTagsAreIndependentStreams) {
   ThreadBootstrap::run(2, [](std::shared_ptr<ThreadBootstrap> bootstrap) {
     Communicator comm(bootstrap);
     std::vector<char> a(11), b(22);
+    RegisteredMemory ra = comm.registerMemory(a.data(), a.size(), Transport::Ethernet);
+    RegisteredMemory rb = comm.registerMemory(b.data(), b.size(), Transport::Ethernet);
     if (bootstrap->getRank() == 0) {
-      comm.sendMemory(comm.registerMemory(a.data(), a.size(), Transport::Ethernet), 1, 1);
-      comm.sendMemory(comm.registerMemory(b.data(), b.size(), Transport::Ethernet), 1, 2);
+      comm.sendMemory(ra, 1, 1);
+      comm.sendMemory(rb, 1, 2);
     } else {
       auto onTag2 = comm.recvMemory(0, 2);
       auto onTag1 = comm.recvMemory(0, 1);
       EXPECT_EQ(onTag2.get().size(), 22u);
       EXPECT_EQ(onTag1.get().size(), 11u);
     }
+    bootstrap->barrier();
   });
 }
 
@@ -71,13 +81,16 @@ TEST(CommunicatorTest, MemoryOfTheSameProcessIsUsedDirectly) {
   ThreadBootstrap::run(2, [](std::shared_ptr<ThreadBootstrap> bootstrap) {
     Communicator comm(bootstrap);
     static std::vector<char> shared(64);
+    RegisteredMemory mine;
     if (bootstrap->getRank() == 0) {
-      comm.sendMemory(comm.registerMemory(shared.data(), shared.size(), Transport::Ethernet), 1);
+      mine = comm.registerMemory(shared.data(), shared.size(), Transport::Ethernet);
+      comm.sendMemory(mine, 1);
     } else {
       RegisteredMemory remote = comm.recvMemory(0).get();
       EXPECT_EQ(remote.originalDataPtr(), shared.data());
       EXPECT_EQ(remote.data(), shared.data());
     }
+    bootstrap->barrier();
   });
 }
 
@@ -103,6 +116,9 @@ TEST(CommunicatorTest, EthernetWriteAndSignalBetweenHostBuffers) {
       semaphore.wait();
       for (size_t i = 0; i < buffer.size(); ++i) ASSERT_EQ(buffer[i], static_cast<int>(i)) << i;
     }
+    // Both ranks are this process: a rank reads the other's memory (its semaphore token) back only
+    // while the other still holds it.
+    bootstrap->barrier();
   });
 }
 
@@ -178,8 +194,10 @@ TEST(CommunicatorTest, WritesIntoMemoryNoLongerRegisteredAreRefused) {
     Communicator comm(bootstrap);
     std::vector<char> src(64, 'a'), dst(64, 0);
     RegisteredMemory srcMem = comm.registerMemory(src.data(), src.size(), Transport::Ethernet);
-    comm.sendMemory(comm.registerMemory(dst.data(), dst.size(), Transport::Ethernet), 0);  // dropped at once
+    std::optional<RegisteredMemory> dstRegistration = comm.registerMemory(dst.data(), dst.size(), Transport::Ethernet);
+    comm.sendMemory(*dstRegistration, 0);
     RegisteredMemory dstMem = comm.recvMemory(0).get();
+    dstRegistration.reset();  // deregistered: the copy read back no longer names a valid target
     Connection connection = comm.connect(kHostEthernet, 0).get();
     connection.write(dstMem, 0, srcMem, 0, src.size());
     // The receiver refuses the write and closes the connection; the sender learns at its next call.

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <mscclpp/errors.hpp>
 #include <string>
+#include <vector>
 
 #include "bootstrap/fd_service.hpp"
 #include "common/identity.hpp"
@@ -239,12 +241,12 @@ TEST(FdServiceTest, IdsAreNeverReused) {
 }
 
 TEST(FdServiceTest, SharedByItsUsersAndStoppedByTheLastLeavingNoThreadOrFd) {
-  const int threadsBefore = test::threadCount();
+  const std::set<int> threadsBefore = test::threadIds();
   const int fdsBefore = test::openFdCount();
   auto first = FdService::acquire();
   auto second = FdService::acquire();
   EXPECT_EQ(first, second) << "one service per process";
-  EXPECT_EQ(test::threadCount(), threadsBefore + 1);
+  EXPECT_EQ(test::threadsAddedSince(threadsBefore).size(), 1u) << "the service runs one thread";
   const FdServiceAddress address = first->address();
   FdService::Registration reg = second->registerFd(memfdWith("alive"));
   first.reset();
@@ -252,7 +254,7 @@ TEST(FdServiceTest, SharedByItsUsersAndStoppedByTheLastLeavingNoThreadOrFd) {
   second.reset();
   EXPECT_EQ(readAll(fetchFd(address, reg.id()).get()), "alive") << "a registration is a user too";
   reg.reset();
-  EXPECT_EQ(test::settledThreadCount(threadsBefore), threadsBefore);
+  EXPECT_TRUE(test::newThreads(threadsBefore).empty()) << "the last user stopped the thread";
   EXPECT_EQ(test::openFdCount(), fdsBefore);
   try {
     fetchFd(address, 1);
@@ -262,7 +264,7 @@ TEST(FdServiceTest, SharedByItsUsersAndStoppedByTheLastLeavingNoThreadOrFd) {
   }
 }
 
-TEST(FdServiceTest, AddressNamesHostProcessAndInstance) {
+TEST(FdServiceTest, AddressNamesHostProcessAndNonce) {
   FdServiceAddress first;
   {
     auto service = FdService::acquire();
@@ -273,7 +275,7 @@ TEST(FdServiceTest, AddressNamesHostProcessAndInstance) {
   EXPECT_EQ(second.hostHash, getHostHash());
   EXPECT_EQ(second.processHash, getPidHash());
   EXPECT_EQ(second.pid, getpid());
-  EXPECT_NE(second.instance, first.instance) << "a restarted service gets a new name";
+  EXPECT_NE(second.nonce, first.nonce) << "a restarted service gets a new name";
   EXPECT_NE(fdServiceSocketName(first), fdServiceSocketName(second));
   FdServiceAddress otherNamespace = second;
   otherNamespace.processHash ^= 1;  // same pid in another PID namespace
@@ -337,4 +339,93 @@ TEST(FdServiceTest, AForkedChildDroppingItsInheritedCopyLeavesTheParentServing) 
   }
   EXPECT_EQ(waitChild(child), 0) << "1: inherited service reused, 2: wrong content, 3: threw";
   EXPECT_EQ(readAll(fetchFd(parentAddress, reg.id()).get()), "parent");
+}
+
+TEST(FdServiceTest, AnotherUserSquattingThePredictableNamesCannotKeepTheServiceFromStarting) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to start a child under another uid";
+  // Everything a name used to be made of is known to any local user: host hash, pid hash and a
+  // counter. The child, as nobody, takes every such name for the first 256 counter values.
+  const uint64_t hostHash = getHostHash(), pidHash = getPidHash();
+  int ready[2], done[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(done), 0);
+  pid_t child = fork();
+  if (child == 0) {
+    close(ready[0]);
+    close(done[1]);
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(10);
+    std::vector<UniqueFd> squatted;
+    for (unsigned instance = 0; instance <= 256; ++instance) {
+      std::string name = "mscclpp-fd." + [](uint64_t v) {
+        char b[17];
+        std::snprintf(b, sizeof(b), "%016llx", static_cast<unsigned long long>(v));
+        return std::string(b);
+      }(hostHash) + "." + [](uint64_t v) {
+        char b[17];
+        std::snprintf(b, sizeof(b), "%016llx", static_cast<unsigned long long>(v));
+        return std::string(b);
+      }(pidHash) + "." + std::to_string(instance);
+      UniqueFd sock(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+      sockaddr_un addr = {};
+      addr.sun_family = AF_UNIX;
+      std::memcpy(addr.sun_path + 1, name.data(), name.size());
+      socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+      if (bind(sock.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0) _exit(11);
+      squatted.push_back(std::move(sock));
+    }
+    char c = 1;
+    if (write(ready[1], &c, 1) != 1) _exit(12);
+    if (read(done[0], &c, 1) < 0) _exit(13);  // holds the names until the parent is done
+    _exit(0);
+  }
+  close(ready[1]);
+  close(done[0]);
+  char c;
+  ASSERT_EQ(read(ready[0], &c, 1), 1) << "the squatter failed: " << waitChild(child);
+  try {
+    auto service = FdService::acquire();
+    FdService::Registration reg = service->registerFd(memfdWith("mine"));
+    EXPECT_EQ(readAll(fetchFd(service->address(), reg.id()).get()), "mine");
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "another user kept the fd service from starting: " << e.what();
+  }
+  close(done[1]);
+  EXPECT_EQ(waitChild(child), 0);
+  close(ready[0]);
+}
+
+TEST(FdServiceTest, ClientsThatClosedAreNotCountedAgainstTheLimit) {
+  // 1024 clients connected at once (the limit), then 800 of them leave and 100 new ones arrive in
+  // the same instant: every new one must be served, since only 324 are really connected.
+  rlimit limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);
+  if (limit.rlim_max < 4096) GTEST_SKIP() << "needs 4096 descriptors, the hard limit is " << limit.rlim_max;
+  const rlim_t saved = limit.rlim_cur;
+  limit.rlim_cur = 4096;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &limit), 0);
+  {
+    auto service = FdService::acquire();
+    FdService::Registration reg = service->registerFd(memfdWith("served"));
+    auto ask = [&](int sock, uint64_t id) {
+      FdServiceRequest request{FdServiceRequest::kMagic, 0, id};
+      if (send(sock, &request, sizeof(request), MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof(request))) return -1;
+      UniqueFd fd;
+      return readReply(sock, fd);
+    };
+    std::vector<UniqueFd> clients;
+    for (int i = 0; i < 1024; ++i) {
+      clients.push_back(connectRaw(service->address()));
+      ASSERT_TRUE(clients.back().valid());
+      // An answer means the service holds the client now.
+      ASSERT_EQ(ask(clients.back().get(), reg.id() + 1000000), FdServiceReply::UnknownId) << "client " << i;
+    }
+    clients.erase(clients.begin(), clients.begin() + 800);
+    std::vector<UniqueFd> late;
+    for (int i = 0; i < 100; ++i) late.push_back(connectRaw(service->address()));
+    int served = 0;
+    for (auto& sock : late) served += sock.valid() && ask(sock.get(), reg.id()) == FdServiceReply::Ok;
+    EXPECT_EQ(served, 100) << "clients were refused while only 324 were connected";
+  }
+  limit.rlim_cur = saved;
+  setrlimit(RLIMIT_NOFILE, &limit);
 }

@@ -13,6 +13,7 @@
 
 #include "bootstrap/socket.hpp"
 #include "transport/ethernet/ethernet_endpoint.hpp"
+#include "transport/ethernet/ethernet_memory.hpp"
 #include "transport/ethernet/gpu_delivery.hpp"
 #include "transport/connection.hpp"
 #include "memory/memory_accounting.hpp"
@@ -47,12 +48,18 @@ class StagingBuffer {
   MemoryAccounting::Charge charge_;
 };
 
+/// How long a write may go without the peer taking a byte: env()->ethernetWriteTimeoutSec unless
+/// replaced for the rest of the process (tests shorten it); negative: no limit.
+std::chrono::milliseconds ethernetWriteStallLimit();
+void setEthernetWriteStallLimit(std::chrono::milliseconds limit);
+
 /// A connection over two TCP streams: on `out_` this side sends messages and reads flush acks; on `in_`
 /// a receiver thread reads the peer's messages, writes them into local registered memory in order, and
-/// answers flushes. The receiver checks every destination against the process's registered memory.
+/// answers flushes. The receiver checks every destination against the memory its Context registered
+/// for Ethernet and holds a lease on it until the write has landed (ethernet_memory.hpp).
 /// The receiver thread first accepts `in_` from the endpoint's listener; until the peer connects,
 /// messages sent here wait in the peer's socket buffers.
-class EthernetConnection : public BaseConnection {
+class EthernetConnection : public BaseConnection, public EthernetWriteTarget {
  public:
   /// Payload moves in chunks of this size: the staging unit for GPU memory.
   static constexpr size_t kChunkBytes = 4 << 20;
@@ -66,6 +73,7 @@ class EthernetConnection : public BaseConnection {
   ~EthernetConnection() override;
 
   std::string describe() const override;
+  void abortWrite(const std::string& why) noexcept override;
 
  protected:
   void writeFromUser(const RegisteredMemory& dst, uint64_t dstOffset, const RegisteredMemory& src, uint64_t srcOffset,
@@ -78,6 +86,10 @@ class EthernetConnection : public BaseConnection {
   void sendMessage(const EthernetMessage& message, const void* payload, int srcDeviceId);
   void receiveLoopFromThread(std::shared_ptr<EthernetListener> listener, uint64_t peerNonce, Deadline acceptDeadline);
   void receiveIntoFromThread(const EthernetMessage& message);
+  /// Waits for the GPU copies of earlier writes and ends their leases.
+  void landGpuWritesFromThread();
+  /// Sends on out_ without waiting longer than the stall limit for progress; a failure latches.
+  void sendOrLatch(const void* data, size_t size);
 
   std::string peer_;
   TcpSocket out_;
@@ -91,6 +103,10 @@ class EthernetConnection : public BaseConnection {
   StagingBuffer sendStaging_;
   StagingBuffer recvStaging_;
   GpuDelivery gpuDelivery_;  // the receiver's path into GPU memory, through recvStaging_
+  std::shared_ptr<EthernetMemoryRegistry> registry_;  // what the peer may write into: the Context's
+  std::vector<EthernetMemoryRegistry::Lease> gpuLeases_;  // writes whose GPU copies may be in flight
+  std::chrono::milliseconds stallLimit_;
+  std::atomic<bool> writeAborted_{false};  // abortWrite() shut in_ down
   std::atomic<bool> closing_{false};
   std::thread receiver_;
 };

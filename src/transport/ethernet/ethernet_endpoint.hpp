@@ -4,41 +4,14 @@
 #ifndef MSCCLPP_TRANSPORT_ETHERNET_ETHERNET_ENDPOINT_HPP_
 #define MSCCLPP_TRANSPORT_ETHERNET_ETHERNET_ENDPOINT_HPP_
 
-#include <atomic>
 #include <cstdint>
-#include <map>
-#include <mutex>
+#include <memory>
 
 #include "bootstrap/socket.hpp"
+#include "transport/ethernet/ethernet_listener.hpp"
 #include "transport/endpoint_impl.hpp"
 
 namespace mscclpp {
-
-/// First bytes of every Ethernet connection: anything else connecting to the port is dropped.
-constexpr uint64_t kEthernetMagic = 0x6d7363636c707045ULL;
-
-/// The handshake a connecting side sends: the magic and the nonce of its own endpoint, so the accepting
-/// side can tell which of its peers this is.
-struct EthernetHello {
-  uint64_t magic;
-  uint64_t nonce;
-};
-
-/// A local Ethernet endpoint's listening socket. Connections from peers may arrive in any order, so
-/// the ones not yet asked for are kept until their connect() claims them. Thread-safe.
-class EthernetListener {
- public:
-  explicit EthernetListener(TcpListener listener) : listener_(std::move(listener)) {}
-  SocketAddress address() const { return listener_.address(); }
-  /// The connection whose hello carries `peerNonce`; others accepted meanwhile are kept, strays dropped.
-  /// Throws Error(Timeout) at the deadline and Error(Aborted) soon after `*cancel` becomes true.
-  TcpSocket acceptFrom(uint64_t peerNonce, const Deadline& deadline, const std::atomic<bool>& cancel);
-
- private:
-  std::mutex mutex_;
-  TcpListener listener_;
-  std::map<uint64_t, TcpSocket> pending_;
-};
 
 class EthernetEndpoint : public TransportEndpoint {
  public:

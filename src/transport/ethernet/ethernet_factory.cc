@@ -6,34 +6,41 @@
 #include <sys/socket.h>
 
 #include <mscclpp/env.hpp>
-#include <random>
 
 #include "common/checks.hpp"
+#include "common/identity.hpp"
 #include "transport/ethernet/ethernet_connection.hpp"
 #include "transport/ethernet/ethernet_endpoint.hpp"
+#include "transport/ethernet/ethernet_memory.hpp"
+#include "transport/context_impl.hpp"
 
 namespace mscclpp {
 namespace {
-
-// How long an accepted socket may take to send its hello before it is dropped as a stray.
-constexpr std::chrono::milliseconds kHelloTimeout(2000);
-// Accepts wait in slices of this length, checking for cancellation in between.
-constexpr std::chrono::milliseconds kAcceptSlice(100);
-
-uint64_t randomNonce() {
-  static std::mutex mutex;
-  static std::mt19937_64 rng(std::random_device{}());
-  std::lock_guard<std::mutex> lock(mutex);
-  return rng();
-}
 
 Deadline connectDeadline() { return Deadline::fromTimeoutSec(env()->bootstrapTimeoutSec); }
 
 class EthernetFactory : public TransportFactory {
  public:
+  std::unique_ptr<TransportContextState> createContextState(Context&, Transport) const override {
+    return std::make_unique<EthernetContextState>();
+  }
+
+  std::shared_ptr<TransportMemory> registerMemory(Context& context, Transport transport,
+                                                  const RegisteredMemoryAccess::Impl& memory) const override {
+    // Peers of this Context's connections may write only into what is registered here, for Ethernet.
+    auto& state = ContextAccess::impl(context).transportState<EthernetContextState>(context, transport);
+    uint64_t id = state.registry->add(memory.originalDataPtr, memory.size, memory.deviceId);
+    return std::make_shared<EthernetLocalMemory>(state.registry, id);
+  }
+
+  std::shared_ptr<TransportMemory> readMemory(ByteReader&, Transport,
+                                              const RegisteredMemoryAccess::Impl&) const override {
+    return std::make_shared<EthernetRemoteMemory>();
+  }
+
   std::shared_ptr<TransportEndpoint> createEndpoint(Context&, const EndpointConfig&) const override {
     auto listener = std::make_shared<EthernetListener>(TcpListener::listen(localInterfaceAddress()));
-    return std::make_shared<EthernetEndpoint>(std::move(listener), randomNonce());
+    return std::make_shared<EthernetEndpoint>(std::move(listener), randomU64());
   }
 
   std::shared_ptr<TransportEndpoint> readEndpoint(ByteReader& reader, const EndpointConfig&) const override {
@@ -66,48 +73,6 @@ class EthernetFactory : public TransportFactory {
 };
 
 }  // namespace
-
-TcpSocket EthernetListener::acceptFrom(uint64_t peerNonce, const Deadline& deadline,
-                                       const std::atomic<bool>& cancel) {
-  for (;;) {
-    if (cancel) MSCCLPP_THROW(Aborted, "Ethernet endpoint ", toString(listener_.address()), ": connect cancelled");
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = pending_.find(peerNonce);
-    if (it != pending_.end()) {
-      TcpSocket socket = std::move(it->second);
-      pending_.erase(it);
-      return socket;
-    }
-    // Wait in short slices so that a cancel is seen promptly and other waiters get the lock.
-    TcpSocket socket;
-    try {
-      socket = listener_.accept(Deadline::after(std::min(kAcceptSlice, deadline.remaining())));
-    } catch (const Error& e) {
-      if (e.getErrorCode() != ErrorCode::Timeout || !deadline.expired()) {
-        if (e.getErrorCode() == ErrorCode::Timeout) continue;
-        throw;
-      }
-      MSCCLPP_THROW(Timeout, "Ethernet endpoint ", toString(listener_.address()),
-                    ": the peer did not connect in time");
-    }
-    std::string from = toString(socket.peer());
-    EthernetHello hello{};
-    try {
-      socket.recvAll(&hello, sizeof(hello), Deadline::after(std::min(kHelloTimeout, deadline.remaining())));
-    } catch (const Error& e) {
-      LOG_WARN(CONN, "Ethernet endpoint ", toString(listener_.address()), ": dropped a connection from ", from,
-               " that sent no hello: ", e.what());
-      continue;
-    }
-    if (hello.magic != kEthernetMagic) {
-      LOG_WARN(CONN, "Ethernet endpoint ", toString(listener_.address()), ": dropped a connection from ", from,
-               " with a wrong magic number");
-      continue;
-    }
-    if (hello.nonce == peerNonce) return socket;
-    pending_[hello.nonce] = std::move(socket);
-  }
-}
 
 const TransportFactory& ethernetTransportFactory() {
   static const EthernetFactory factory;

@@ -69,6 +69,16 @@ void GpuDelivery::update(int deviceId, uint64_t* dst, uint64_t value) {
   pending_ = true;
 }
 
+bool GpuDelivery::done() {
+  if (!pending_) return true;
+  CudaDeviceGuard guard(deviceId_);
+  cudaError_t status = cudaStreamQuery(*stream_);
+  if (status == cudaErrorNotReady) return false;
+  MSCCLPP_CUDATHROW(status);
+  pending_ = false;
+  return true;
+}
+
 void GpuDelivery::drain() {
   if (!pending_) return;
   CudaDeviceGuard guard(deviceId_);

@@ -42,6 +42,8 @@ class GpuDelivery {
   void update(int deviceId, uint64_t* dst, uint64_t value);
   /// Waits until every write and update issued so far is in GPU memory.
   void drain();
+  /// Whether every write and update issued so far is in GPU memory, without waiting.
+  bool done();
 
  private:
   static constexpr int kHalves = 2;
