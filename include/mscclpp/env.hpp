@@ -72,6 +72,9 @@ class Env {
   /// MSCCLPP_BOOTSTRAP_TIMEOUT: seconds, the bootstrap deadline when `TcpBootstrap::initialize` is
   /// called without one. Default 30.
   const int64_t bootstrapTimeoutSec;
+  /// MSCCLPP_ENABLE_NVLS: NVLink SHARP (multicast) objects may be created only when this is true and
+  /// the GPU advertises multicast (see switch_channel.hpp). Default false.
+  const bool enableNvls;
 
  private:
   explicit Env(const Lookup& lookup);

@@ -65,7 +65,8 @@ Env::Env(const Lookup& lookup)
       disableChannelCache(readBool(lookup, "MSCCLPP_DISABLE_CHANNEL_CACHE", false)),
       forceDisableNvls(readBool(lookup, "MSCCLPP_FORCE_DISABLE_NVLS", false)),
       ipcHandleTypes(readString(lookup, "MSCCLPP_IPC_HANDLE_TYPES", "")),
-      bootstrapTimeoutSec(readInt(lookup, "MSCCLPP_BOOTSTRAP_TIMEOUT", 30, problems_)) {
+      bootstrapTimeoutSec(readInt(lookup, "MSCCLPP_BOOTSTRAP_TIMEOUT", 30, problems_)),
+      enableNvls(readBool(lookup, "MSCCLPP_ENABLE_NVLS", false)) {
   for (const char* name : {"MSCCLPP_DEBUG", "MSCCLPP_DEBUG_SUBSYS", "MSCCLPP_DEBUG_FILE", "MSCCLPP_LOG_LEVEL",
                            "MSCCLPP_LOG_SUBSYS", "MSCCLPP_LOG_FILE"}) {
     if (lookup(name)) present_.insert(name);
