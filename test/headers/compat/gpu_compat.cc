@@ -11,8 +11,7 @@ namespace compat {
 constexpr bool kNvlsApi = CUDA_NVLS_API_AVAILABLE;
 
 cudaError_t useRuntime(cudaStream_t stream, cudaEvent_t event, CUdeviceptr ptr, CUresult result) {
-  CUmemAllocationHandleType handleType = CU_MEM_HANDLE_TYPE_FABRIC;
-  (void)handleType;
+  if (CU_MEM_HANDLE_TYPE_FABRIC == CUmemAllocationHandleType{}) return cudaSuccess;
   (void)ptr;
   (void)result;
   (void)kNvlsApi;

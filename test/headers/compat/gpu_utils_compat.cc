@@ -40,8 +40,7 @@ void useGpuUtils() {
   mscclpp::gpuMemcpyAsync<int>(a.get(), b.get(), 1, fromPool);
   mscclpp::gpuMemcpy(a.get(), b.get(), 1, cudaMemcpyDeviceToDevice);
 #if (CUDA_NVLS_API_AVAILABLE)
-  CUmemAllocationHandleType nvlsHandleType = mscclpp::detail::nvlsCompatibleMemHandleType;
-  (void)nvlsHandleType;
+  if (mscclpp::detail::nvlsCompatibleMemHandleType == CUmemAllocationHandleType{}) return;
   std::shared_ptr<char> physical = mscclpp::detail::gpuCallocPhysicalShared<char>(4096);
   mscclpp::detail::UniqueGpuPhysicalPtr<char> physicalUnique = mscclpp::detail::gpuCallocPhysicalUnique<char>(4096);
   (void)mscclpp::detail::getMulticastGranularity(4096, CU_MULTICAST_GRANULARITY_RECOMMENDED);

@@ -9,8 +9,11 @@ static_assert(sizeof(mscclpp::BaseMemoryChannelDeviceHandle) == 32);
 static_assert(sizeof(mscclpp::MemoryChannelDeviceHandle) == 56);
 
 #if defined(MSCCLPP_DEVICE_COMPILE)
+// Arguments typed as the signatures declare them: with plain int literals the two-offset and the
+// one-offset overloads of unpackPackets() are ambiguous, in MSCCL++ as here.
 __global__ void useMemoryChannelDevice(mscclpp::BaseMemoryChannelDeviceHandle base,
-                                       mscclpp::MemoryChannelDeviceHandle ch) {
+                                       mscclpp::MemoryChannelDeviceHandle ch, uint64_t offset, uint64_t bytes,
+                                       uint32_t flag) {
   base.signal();
   base.relaxedSignal();
   if (base.poll()) return;
@@ -22,7 +25,7 @@ __global__ void useMemoryChannelDevice(mscclpp::BaseMemoryChannelDeviceHandle ba
   ch.get<4>(0, 128, threadIdx.x, blockDim.x);
   ch.putPackets(0, 0, 64, threadIdx.x, blockDim.x, 1);
   ch.putPackets<mscclpp::LL8Packet>(0, 64, threadIdx.x, blockDim.x, 1);
-  ch.unpackPackets(0, 0, 64, threadIdx.x, blockDim.x, 1);
+  ch.unpackPackets(offset, offset, bytes, threadIdx.x, blockDim.x, flag);
   ch.unpackPackets<mscclpp::LL8Packet>(0, 64, threadIdx.x, blockDim.x, 1, 100);
   uint2 v = ch.unpackPacket(0, 1);
   uint32_t w = ch.unpackPacket<mscclpp::LL8Packet>(0, 1, 10);

@@ -13,14 +13,17 @@ static_assert(sizeof(mscclpp::BasePortChannelDeviceHandle) == 64);
 static_assert(sizeof(mscclpp::PortChannelDeviceHandle) == 72);
 
 #if defined(MSCCLPP_DEVICE_COMPILE)
-__global__ void usePortChannelDevice(mscclpp::BasePortChannelDeviceHandle base, mscclpp::PortChannelDeviceHandle ch) {
+// Arguments typed as the signatures declare them: with plain int literals the two putWithSignalAndFlush()
+// forms of the base handle are ambiguous, in MSCCL++ as here.
+__global__ void usePortChannelDevice(mscclpp::BasePortChannelDeviceHandle base, mscclpp::PortChannelDeviceHandle ch,
+                                     mscclpp::MemoryId dst, mscclpp::MemoryId src, uint64_t offset, uint64_t size) {
   base.put(1, 0, 2, 0, 64);
   base.put(1, 2, 0, 64);
   base.signal();
   base.putWithSignal(1, 0, 2, 0, 64);
   base.putWithSignal(1, 2, 0, 64);
-  base.putWithSignalAndFlush(1, 0, 2, 0, 64);
-  base.putWithSignalAndFlush(1, 2, 0, 64, 1000);
+  base.putWithSignalAndFlush(dst, offset, src, offset, size);
+  base.putWithSignalAndFlush(dst, src, offset, size, int64_t{1000});
   base.flush();
   base.flush(10);
   if (base.poll()) return;
