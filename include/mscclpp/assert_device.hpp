@@ -15,6 +15,8 @@
 #ifndef MSCCLPP_ASSERT_DEVICE_HPP_
 #define MSCCLPP_ASSERT_DEVICE_HPP_
 
+#include <cstdint>
+
 #include "device.hpp"
 
 #if defined(MSCCLPP_DEVICE_COMPILE)

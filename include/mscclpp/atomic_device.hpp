@@ -44,6 +44,12 @@ MSCCLPP_HOST_DEVICE_INLINE T atomicLoad(const T* ptr, cuda::memory_order memoryO
   return cuda::atomic_ref<T, Scope>{*const_cast<T*>(ptr)}.load(memoryOrder);
 }
 
+/// The same for a non-const pointer (the signature MSCCL++ declares).
+template <typename T, cuda::thread_scope Scope = cuda::thread_scope_system>
+MSCCLPP_HOST_DEVICE_INLINE T atomicLoad(T* ptr, cuda::memory_order memoryOrder) {
+  return cuda::atomic_ref<T, Scope>{*ptr}.load(memoryOrder);
+}
+
 /// Stores `val` to *ptr atomically with `memoryOrder` (relaxed, release or seq_cst).
 template <typename T, cuda::thread_scope Scope = cuda::thread_scope_system>
 MSCCLPP_HOST_DEVICE_INLINE void atomicStore(T* ptr, const T& val, cuda::memory_order memoryOrder) {

@@ -8,7 +8,9 @@
 
 #include <cstdint>
 
+#include "atomic_device.hpp"
 #include "device.hpp"
+#include "poll_device.hpp"
 
 namespace mscclpp {
 
@@ -28,7 +30,7 @@ struct DeviceSyncer {
 #if defined(MSCCLPP_DEVICE_COMPILE)
   /// Waits until all `blockNum` blocks have arrived. Thread (0,0,0) of each block waits for the
   /// others, at most `maxSpinCount` polls (negative: no limit).
-  MSCCLPP_DEVICE_INLINE void sync(int blockNum, int64_t maxSpinCount = 100000000);
+  MSCCLPP_DEVICE_INLINE void sync(int blockNum, int64_t maxSpinCount = MSCCLPP_DEFAULT_MAX_SPIN_COUNT(100000000));
 #endif
 
  private:
@@ -52,7 +54,7 @@ struct DeviceSemaphore {
   MSCCLPP_DEVICE_INLINE void set(int value);
 
   /// Takes one unit with acquire order, waiting at most `maxSpinCount` polls (negative: no limit).
-  MSCCLPP_DEVICE_INLINE void acquire(int64_t maxSpinCount = -1);
+  MSCCLPP_DEVICE_INLINE void acquire(int maxSpinCount = -1);
 
   /// Returns one unit with release order.
   MSCCLPP_DEVICE_INLINE void release();

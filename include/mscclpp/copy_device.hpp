@@ -10,6 +10,7 @@
 #define MSCCLPP_COPY_DEVICE_HPP_
 
 #include <cstdint>
+#include <type_traits>
 
 #include "device.hpp"
 #include "packet_device.hpp"

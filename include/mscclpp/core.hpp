@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "gpu_data_types.hpp"
 #include <mscclpp/version.hpp>
 
 namespace mscclpp {
@@ -392,7 +393,8 @@ class Semaphore {
   const RegisteredMemory& localMemory() const;
   const RegisteredMemory& remoteMemory() const;
 
- private:
+ protected:
+  // Protected, as in MSCCL++: classes derived from Semaphore reach its state.
   struct Impl;
   std::shared_ptr<Impl> pimpl_;
   friend struct SemaphoreAccess;

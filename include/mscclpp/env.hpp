@@ -76,6 +76,9 @@ class Env {
   /// (the peer reads nothing) before it fails with Error(Timeout); negative: no limit. Default: the
   /// bootstrap timeout.
   const int64_t ethernetWriteTimeoutSec;
+  /// MSCCLPP_ENABLE_NVLS: NVLink SHARP (multicast) objects may be created only when this is true and
+  /// the GPU advertises multicast (see switch_channel.hpp). Default false.
+  const bool enableNvls;
 
  private:
   explicit Env(const Lookup& lookup);

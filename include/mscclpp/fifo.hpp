@@ -36,7 +36,8 @@ class Fifo {
   FifoDeviceHandle deviceHandle() const;
 
   /// Kept for source compatibility: the tail is always visible to the device.
-  [[deprecated("The tail is always visible to the device; nothing to flush.")]] void flushTail(bool sync = false) {}
+  [[deprecated("The tail is always visible to the device; nothing to flush.")]] void flushTail(
+      [[maybe_unused]] bool sync = false) {}
 
  private:
   struct Impl;

@@ -15,7 +15,9 @@
 
 #include <cstdint>
 
+#include "atomic_device.hpp"
 #include "device.hpp"
+#include "poll_device.hpp"
 
 namespace mscclpp {
 
@@ -86,7 +88,8 @@ struct FifoDeviceHandle {
   /// when the FIFO is full, at most `maxSpinCount` polls of the tail (negative: no limit). The slot is
   /// written with system-scope release order, so the proxy that reads it also sees every write this
   /// thread made (or observed) before the push.
-  MSCCLPP_DEVICE_INLINE uint64_t push(ProxyTrigger trigger, int64_t maxSpinCount = 1000000);
+  MSCCLPP_DEVICE_INLINE uint64_t push(ProxyTrigger trigger,
+                                      int64_t maxSpinCount = MSCCLPP_DEFAULT_MAX_SPIN_COUNT(1000000));
 
   /// Whether the proxy has popped the request at position `fifoHead` (tail > fifoHead). Refreshes
   /// tailCache.
@@ -94,7 +97,7 @@ struct FifoDeviceHandle {
 
   /// Waits until the proxy has popped the request at position `fifoHead`, at most `maxSpinCount` polls
   /// of the tail (negative: no limit). Refreshes tailCache.
-  MSCCLPP_DEVICE_INLINE void sync(uint64_t fifoHead, int64_t maxSpinCount = 1000000);
+  MSCCLPP_DEVICE_INLINE void sync(uint64_t fifoHead, int64_t maxSpinCount = MSCCLPP_DEFAULT_MAX_SPIN_COUNT(1000000));
 #endif
 };
 

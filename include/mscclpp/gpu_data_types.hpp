@@ -13,33 +13,37 @@
 
 #include "device.hpp"
 
-#if defined(__HIP_PLATFORM_AMD__)
+#if defined(MSCCLPP_DEVICE_HIP)
 
 #include <hip/hip_bf16.h>
 #include <hip/hip_fp16.h>
+#include <hip/hip_version.h>
 
 using __bfloat16 = __hip_bfloat16;
 using __bfloat162 = __hip_bfloat162;
+#define __CUDA_BF16_TYPES_EXIST__
 
-#if __has_include(<hip/hip_fp8.h>)
+// ROCm 6 brings FP8 (the fnuz variants, gfx942 and newer); its x2/x4 packs are plain storage words.
+#if defined(HIP_VERSION_MAJOR) && (HIP_VERSION_MAJOR >= 6)
 #include <hip/hip_fp8.h>
 using __fp8_e4m3 = __hip_fp8_e4m3_fnuz;
 using __fp8_e5m2 = __hip_fp8_e5m2_fnuz;
-using __fp8x2_e4m3 = __hip_fp8x2_e4m3_fnuz;
-using __fp8x2_e5m2 = __hip_fp8x2_e5m2_fnuz;
-using __fp8x4_e4m3 = __hip_fp8x4_e4m3_fnuz;
-using __fp8x4_e5m2 = __hip_fp8x4_e5m2_fnuz;
+using __fp8x2_e4m3 = __hip_fp8x2_storage_t;
+using __fp8x2_e5m2 = __hip_fp8x2_storage_t;
+using __fp8x4_e4m3 = __hip_fp8x4_storage_t;
+using __fp8x4_e5m2 = __hip_fp8x4_storage_t;
 #define __FP8_TYPES_EXIST__
 #endif
 
 #else
 
-#include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+#if (CUDART_VERSION >= 11000)
+#include <cuda_bf16.h>
+#endif
+#if (CUDART_VERSION >= 11080)
 #include <cuda_fp8.h>
-
-using __bfloat16 = __nv_bfloat16;
-using __bfloat162 = __nv_bfloat162;
 using __fp8_e4m3 = __nv_fp8_e4m3;
 using __fp8_e5m2 = __nv_fp8_e5m2;
 using __fp8x2_e4m3 = __nv_fp8x2_e4m3;
@@ -47,6 +51,10 @@ using __fp8x2_e5m2 = __nv_fp8x2_e5m2;
 using __fp8x4_e4m3 = __nv_fp8x4_e4m3;
 using __fp8x4_e5m2 = __nv_fp8x4_e5m2;
 #define __FP8_TYPES_EXIST__
+#endif
+
+using __bfloat16 = __nv_bfloat16;
+using __bfloat162 = __nv_bfloat162;
 
 #endif
 
@@ -63,20 +71,31 @@ enum class DataType {
   FP8_E5M2,
 };
 
-/// `Bytes` viewed as 32-bit words (for moving any vector through 32-bit registers, e.g. in inline
-/// PTX). Sizes that are not a whole number of words have no word view.
+namespace detail {
+
+// The storage of Words<Bytes>: an array of 32-bit words where Bytes is a whole number of them, nothing
+// otherwise (a VectorType of, say, two halves still has a `words` member, of no use).
 template <int Bytes, bool WholeWords = (Bytes % 4 == 0)>
-struct alignas(Bytes) Words {
-  static_assert(Bytes > 0, "Bytes must be positive");
+struct WordsStorage {
   uint32_t w[Bytes / 4];
 
-  MSCCLPP_HOST_DEVICE_INLINE Words() {}
   MSCCLPP_HOST_DEVICE_INLINE uint32_t& operator[](int i) { return w[i]; }
   MSCCLPP_HOST_DEVICE_INLINE const uint32_t& operator[](int i) const { return w[i]; }
 };
 
 template <int Bytes>
-struct Words<Bytes, false> {};
+struct WordsStorage<Bytes, false> {};
+
+}  // namespace detail
+
+/// `Bytes` viewed as 32-bit words `w[Bytes / 4]` (for moving any vector through 32-bit registers, e.g.
+/// in inline PTX). Sizes that are not a whole number of words have no word view.
+template <int Bytes>
+struct alignas(Bytes) Words : detail::WordsStorage<Bytes> {
+  static_assert(Bytes > 0, "Bytes must be positive");
+
+  MSCCLPP_HOST_DEVICE_INLINE Words() {}
+};
 
 /// N elements of T in one naturally aligned unit (sizeof(T) * N must be a power of two), readable as
 /// elements (`data`, operator[]) or as 32-bit words (`words`).

@@ -11,27 +11,29 @@
 #include <vector>
 
 #include "device.hpp"
+#include "env.hpp"
 #include "errors.hpp"
 #include "gpu.hpp"
+#include "utils.hpp"
 
 /// Throws mscclpp::CudaError naming the call and the place unless `cmd` returns cudaSuccess.
-#define MSCCLPP_CUDATHROW(cmd)                                                                                       \
-  do {                                                                                                               \
-    cudaError_t mscclppCudaErr_ = cmd;                                                                               \
-    if (mscclppCudaErr_ != cudaSuccess) {                                                                            \
-      throw ::mscclpp::CudaError(std::string("Call to " #cmd " failed at ") + __FILE__ + ":" + std::to_string(__LINE__), \
-                                 mscclppCudaErr_);                                                                   \
-    }                                                                                                                \
+#define MSCCLPP_CUDATHROW(cmd)                                                                                         \
+  do {                                                                                                                 \
+    cudaError_t mscclppCudaErr_ = cmd;                                                                                 \
+    if (mscclppCudaErr_ != cudaSuccess) {                                                                              \
+      throw ::mscclpp::CudaError(std::string("Call to " #cmd " failed. ") + __FILE__ + ":" + std::to_string(__LINE__), \
+                                 mscclppCudaErr_);                                                                     \
+    }                                                                                                                  \
   } while (false)
 
 /// Throws mscclpp::CuError naming the call and the place unless `cmd` returns CUDA_SUCCESS.
-#define MSCCLPP_CUTHROW(cmd)                                                                                        \
-  do {                                                                                                              \
-    CUresult mscclppCuErr_ = cmd;                                                                                   \
-    if (mscclppCuErr_ != CUDA_SUCCESS) {                                                                            \
-      throw ::mscclpp::CuError(std::string("Call to " #cmd " failed at ") + __FILE__ + ":" + std::to_string(__LINE__), \
-                               mscclppCuErr_);                                                                      \
-    }                                                                                                               \
+#define MSCCLPP_CUTHROW(cmd)                                                                                           \
+  do {                                                                                                                 \
+    CUresult mscclppCuErr_ = cmd;                                                                                      \
+    if (mscclppCuErr_ != CUDA_SUCCESS) {                                                                               \
+      throw ::mscclpp::CuError(std::string("Call to " #cmd " failed. ") + __FILE__ + ":" + std::to_string(__LINE__),   \
+                               mscclppCuErr_);                                                                         \
+    }                                                                                                                  \
   } while (false)
 
 namespace mscclpp {
@@ -64,6 +66,9 @@ struct CudaDeviceGuard {
 };
 
 /// Owns a cudaStream_t created with flags on the current device; destroys it on destruction.
+///
+/// Not copyable, unlike MSCCL++'s, where a copy holds the same cudaStream_t and each copy destroys it:
+/// the second destruction is a use after free. Share one through std::shared_ptr instead.
 struct CudaStreamWithFlags {
   /// No stream yet: call set() later.
   CudaStreamWithFlags();
@@ -85,31 +90,32 @@ struct CudaStreamWithFlags {
 
 class GpuStreamPool;
 
-/// A non-blocking stream borrowed from a GpuStreamPool; returned to the pool (not destroyed) when this
-/// object is destroyed.
+/// A non-blocking stream borrowed from a GpuStreamPool. Copies share the stream, as in MSCCL++; it
+/// goes back to the pool (it is not destroyed) when the last copy is destroyed.
 class GpuStream {
  protected:
   GpuStream(std::shared_ptr<GpuStreamPool> pool, std::shared_ptr<CudaStreamWithFlags> stream);
 
  public:
-  ~GpuStream();
-  GpuStream(GpuStream&&) = default;
-  GpuStream(const GpuStream&) = delete;
-  GpuStream& operator=(const GpuStream&) = delete;
-
   operator cudaStream_t() const { return stream_->stream_; }
   int deviceId() const { return stream_->deviceId(); }
 
  private:
   friend class GpuStreamPool;
-  std::shared_ptr<GpuStreamPool> pool_;
+  // Its deleter, run when the last copy goes, hands the pooled stream back to the pool.
   std::shared_ptr<CudaStreamWithFlags> stream_;
 };
 
 /// Reusable non-blocking streams, one list per device. Thread-safe.
+///
+/// Not copyable, unlike MSCCL++'s: a copy would list the same idle streams as the original, and the
+/// two pools would lend one stream to two borrowers at once. Share the pool through std::shared_ptr
+/// (gpuStreamPool() returns the process-wide one).
 class GpuStreamPool : public std::enable_shared_from_this<GpuStreamPool> {
  public:
   GpuStreamPool();
+  GpuStreamPool(const GpuStreamPool&) = delete;
+  GpuStreamPool& operator=(const GpuStreamPool&) = delete;
   /// A stream of the current device: a pooled one if any is free, else a new one.
   GpuStream getStream();
   /// Destroys the pooled (not borrowed) streams.
@@ -221,6 +227,8 @@ auto gpuCallocPhysicalUnique(size_t nelems = 1, size_t gran = 0, size_t align = 
 }
 
 #if (CUDA_NVLS_API_AVAILABLE)
+/// The shareable handle type of memory that can be bound to a multicast object (POSIX fd).
+extern CUmemAllocationHandleType nvlsCompatibleMemHandleType;
 /// Multicast granularity for `size`. Only meaningful where isNvlsSupported().
 size_t getMulticastGranularity(size_t size, CUmulticastGranularity_flags granFlag);
 #endif
@@ -244,9 +252,8 @@ void gpuMemcpy(T* dst, const T* src, size_t nelems, cudaMemcpyKind kind = cudaMe
 /// Sets `bytes` bytes at `ptr` to `value` and waits.
 void gpuMemset(void* ptr, int value, size_t bytes);
 
-/// Whether NVLink SHARP (multicast) is used by this library on this machine. It is false unless the
-/// device advertises multicast, MSCCLPP_FORCE_DISABLE_NVLS is unset, and the build enables NVLS;
-/// this build never creates multicast objects, so it is false (cached after the first call).
+/// Whether NVLink SHARP (multicast) is used by this library on this machine. This build never creates
+/// multicast objects (see switch_channel.hpp for the refusal and its reasons), so it is false.
 bool isNvlsSupported();
 
 /// Whether `ptr` lies in memory allocated through cuMemCreate/cuMemMap (not cudaMalloc, not host).

@@ -5,6 +5,7 @@
 #define MSCCLPP_MEMORY_CHANNEL_HPP_
 
 #include <memory>
+#include <type_traits>
 
 #include "core.hpp"
 #include "memory_channel_device.hpp"
@@ -13,7 +14,7 @@
 namespace mscclpp {
 
 /// A channel for signaling between two GPUs through mapped memory, with no proxy.
-class BaseMemoryChannel {
+struct BaseMemoryChannel {
  public:
   using DeviceHandle = BaseMemoryChannelDeviceHandle;
 
@@ -32,7 +33,7 @@ class BaseMemoryChannel {
 /// A channel through which GPU threads read and write the peer's memory directly (put/get/packets).
 /// `dst` is the peer's memory and must be mapped here (registered for CudaIpc); `src` is local memory;
 /// `packetBuffer` is local memory the peer's putPackets write into (optional).
-class MemoryChannel : public BaseMemoryChannel {
+struct MemoryChannel : public BaseMemoryChannel {
  public:
   using DeviceHandle = MemoryChannelDeviceHandle;
 

@@ -6,8 +6,9 @@
 // through a MemoryDevice2DeviceSemaphore without any host involvement.
 //
 // Naming: "target" is the peer's memory (dst_), "origin" is local memory (src_); put() copies origin to
-// target, get() target to origin. Data moved with put()/get()/write() is published to the peer by a
-// following signal() (release) that the peer consumes with wait() (acquire). Data moved as packets
+// target, get() target to origin (its two offsets apply the other way round: see there). Data moved
+// with put()/get()/write() is published to the peer by a following signal() (release) that the peer
+// consumes with wait() (acquire). Data moved as packets
 // (putPackets) needs no signal: the reader waits on each packet's flag (packet_device.hpp).
 
 #ifndef MSCCLPP_MEMORY_CHANNEL_DEVICE_HPP_
@@ -48,10 +49,14 @@ struct BaseMemoryChannelDeviceHandle {
   MSCCLPP_DEVICE_INLINE bool poll() { return semaphore_.poll(); }
 
   /// Consumes one signal of the peer, waiting at most `maxSpinCount` polls (negative: no limit).
-  MSCCLPP_DEVICE_INLINE void wait(int64_t maxSpinCount = 10000000) { semaphore_.wait(maxSpinCount); }
+  MSCCLPP_DEVICE_INLINE void wait(int64_t maxSpinCount = MSCCLPP_DEFAULT_MAX_SPIN_COUNT(10000000)) {
+    semaphore_.wait(maxSpinCount);
+  }
 
   /// wait() without ordering other memory accesses.
-  MSCCLPP_DEVICE_INLINE void relaxedWait(int64_t maxSpinCount = 10000000) { semaphore_.relaxedWait(maxSpinCount); }
+  MSCCLPP_DEVICE_INLINE void relaxedWait(int64_t maxSpinCount = MSCCLPP_DEFAULT_MAX_SPIN_COUNT(10000000)) {
+    semaphore_.relaxedWait(maxSpinCount);
+  }
 #endif
 };
 
@@ -98,11 +103,13 @@ struct MemoryChannelDeviceHandle : public BaseMemoryChannelDeviceHandle {
     put<Alignment, CopyRemainder>(offset, offset, originBytes, threadId, numThreads);
   }
 
-  /// Cooperatively copies `originBytes` from target + targetOffset to origin + originOffset.
+  /// Cooperatively copies `originBytes` from target + originOffset to origin + targetOffset. The
+  /// offsets are named after put()'s but apply the other way round, as in MSCCL++: `targetOffset` is
+  /// where the data lands (in local memory), `originOffset` where it is read (in the peer's memory).
   template <int Alignment = 16, bool CopyRemainder = true>
   MSCCLPP_DEVICE_INLINE void get(uint64_t targetOffset, uint64_t originOffset, uint64_t originBytes, uint32_t threadId,
                                  uint32_t numThreads) {
-    copy<Alignment, CopyRemainder>(static_cast<char*>(src_) + originOffset, static_cast<char*>(dst_) + targetOffset,
+    copy<Alignment, CopyRemainder>(static_cast<char*>(src_) + targetOffset, static_cast<char*>(dst_) + originOffset,
                                    originBytes, threadId, numThreads);
   }
 
@@ -141,8 +148,9 @@ struct MemoryChannelDeviceHandle : public BaseMemoryChannelDeviceHandle {
                                            uint32_t threadId, uint32_t numThreads, uint32_t flag,
                                            int64_t maxSpinCount = -1) {
     MSCCLPP_ASSERT_DEVICE(packetBuffer_ != nullptr, "the channel has no packet buffer");
-    copyFromPackets<PacketType>(static_cast<char*>(src_) + originOffset, static_cast<char*>(packetBuffer_) + targetOffset,
-                                originBytes, threadId, numThreads, flag, maxSpinCount);
+    copyFromPackets<PacketType>(static_cast<char*>(src_) + originOffset,
+                                static_cast<char*>(packetBuffer_) + targetOffset, originBytes, threadId, numThreads,
+                                flag, maxSpinCount);
   }
 
   template <typename PacketType = LL16Packet>
@@ -154,16 +162,16 @@ struct MemoryChannelDeviceHandle : public BaseMemoryChannelDeviceHandle {
   /// Former name of unpackPackets() (no spin limit).
   template <typename PacketType = LL16Packet>
   [[deprecated("use unpackPackets()")]] MSCCLPP_DEVICE_INLINE void getPackets(uint64_t targetOffset,
-                                                                             uint64_t originOffset,
-                                                                             uint64_t originBytes, uint32_t threadId,
-                                                                             uint32_t numThreads, uint32_t flag) {
+                                                                              uint64_t originOffset,
+                                                                              uint64_t originBytes, uint32_t threadId,
+                                                                              uint32_t numThreads, uint32_t flag) {
     unpackPackets<PacketType>(targetOffset, originOffset, originBytes, threadId, numThreads, flag);
   }
 
   template <typename PacketType = LL16Packet>
   [[deprecated("use unpackPackets()")]] MSCCLPP_DEVICE_INLINE void getPackets(uint64_t offset, uint64_t originBytes,
-                                                                             uint32_t threadId, uint32_t numThreads,
-                                                                             uint32_t flag) {
+                                                                              uint32_t threadId, uint32_t numThreads,
+                                                                              uint32_t flag) {
     unpackPackets<PacketType>(offset, offset, originBytes, threadId, numThreads, flag);
   }
 #endif

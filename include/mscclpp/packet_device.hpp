@@ -23,6 +23,7 @@
 #define MSCCLPP_PACKET_DEVICE_HPP_
 
 #include <cstdint>
+#include <type_traits>
 
 #include "device.hpp"
 #include "gpu.hpp"
@@ -74,9 +75,10 @@ union alignas(16) LL16Packet {
 
   /// Waits until the packet carries `flag` and returns its payload; at most `maxSpinCount` reads
   /// (negative: no limit).
-  MSCCLPP_DEVICE_INLINE uint2 read(uint32_t flag, int64_t maxSpinCount = 100000000) const {
+  MSCCLPP_DEVICE_INLINE uint2 read(uint32_t flag,
+                                   int64_t maxSpinCount = MSCCLPP_DEFAULT_MAX_SPIN_COUNT(100000000)) const {
     uint2 data;
-    POLL_MAYBE_JAILBREAK(readOnce(flag, data), maxSpinCount);
+    POLL_MAYBE_JAILBREAK(readOnce(flag, data), maxSpinCount)
     return data;
   }
 
@@ -114,9 +116,10 @@ union alignas(8) LL8Packet {
 
   /// Waits until the packet carries `flag` and returns its payload; at most `maxSpinCount` reads
   /// (negative: no limit).
-  MSCCLPP_DEVICE_INLINE uint32_t read(uint32_t flag, int64_t maxSpinCount = 1000000) const {
+  MSCCLPP_DEVICE_INLINE uint32_t read(uint32_t flag,
+                                      int64_t maxSpinCount = MSCCLPP_DEFAULT_MAX_SPIN_COUNT(1000000)) const {
     uint32_t data;
-    POLL_MAYBE_JAILBREAK(readOnce(flag, data), maxSpinCount);
+    POLL_MAYBE_JAILBREAK(readOnce(flag, data), maxSpinCount)
     return data;
   }
 

@@ -7,10 +7,15 @@
 // wait: when `cond` is still true after it has been re-evaluated `maxSpin` times, the waiting thread
 // prints one line and traps. A negative `maxSpin` means no limit: pass -1 to wait forever.
 //
-// The limit is checked in every build (Debug and Release alike) wherever a non-negative limit is
-// given; the cost is one compare and one increment per spin. Every wait in the device API takes a
-// `maxSpin` argument and forwards it here, so a lost signal, a dead peer or a proxy that never runs
-// ends the kernel instead of hanging it.
+// A limit passed explicitly is checked in every build (Debug and Release alike); the cost is one
+// compare and one increment per spin. Every wait in the device API takes a `maxSpin` argument and
+// forwards it here, so a caller who passes one bounds the wait: a lost signal, a dead peer or a proxy
+// that never runs then ends the kernel instead of hanging it.
+//
+// The API's default limits (MSCCLPP_DEFAULT_MAX_SPIN_COUNT below) apply only in debug builds (those
+// that define DEBUG_BUILD, as CMake's Debug configuration of this project does, or
+// MSCCLPP_DEVICE_ASSERTS). In other builds a wait called without a limit spins until its condition
+// holds, as MSCCL++'s do: a peer that is merely late must not abort a production job's CUDA context.
 //
 // What the user sees when a limit expires: the failing thread prints
 //   mscclpp: spin limit expired at FILE:LINE: still waiting for `COND` after N spins (pass maxSpin=-1
@@ -26,6 +31,9 @@
 // reads (host memory over PCIe is slower than device memory); the defaults of the API (1e6 to 1e8)
 // are meant as "something is broken", not as timeouts to program against.
 //
+// Both macros expand to a complete statement, trailing semicolon included, as in MSCCL++: they may be
+// written with or without a semicolon after them.
+//
 // OR_POLL_MAYBE_JAILBREAK(cond1, cond2, maxSpin) spins while both conditions are true, i.e. until
 // either becomes false, evaluating `cond1` first and `cond2` only when `cond1` holds (put the cheap
 // check first). The limit behaves as above.
@@ -37,6 +45,13 @@
 
 #include "assert_device.hpp"
 #include "device.hpp"
+
+/// The default `maxSpinCount` of the API's waits: `n` in debug builds, no limit (-1) otherwise.
+#if defined(DEBUG_BUILD) || defined(MSCCLPP_DEVICE_ASSERTS)
+#define MSCCLPP_DEFAULT_MAX_SPIN_COUNT(n) (n)
+#else
+#define MSCCLPP_DEFAULT_MAX_SPIN_COUNT(n) (-1)
+#endif
 
 #if defined(MSCCLPP_DEVICE_COMPILE)
 
@@ -66,7 +81,7 @@ __device__ __noinline__ inline void pollSpinLimitExpired(const char* file, int l
         ::mscclpp::detail::pollSpinLimitExpired(__FILE__, __LINE__, #cond, mscclppPollMaxSpin_);        \
       }                                                                                               \
     }                                                                                                 \
-  } while (0)
+  } while (0);
 
 #define OR_POLL_MAYBE_JAILBREAK(cond1, cond2, maxSpin) POLL_MAYBE_JAILBREAK((cond1) && (cond2), maxSpin)
 

@@ -22,8 +22,8 @@ class BaseProxyService {
   virtual void stopProxy() = 0;
 };
 
-class BasePortChannel;
-class PortChannel;
+struct BasePortChannel;
+struct PortChannel;
 
 /// A proxy thread that turns GPU requests into transfers over connections: a kernel pushes put,
 /// signal and flush requests naming memories and semaphores by id; the proxy performs them with
@@ -60,7 +60,7 @@ class ProxyService : public BaseProxyService {
 };
 
 /// A channel whose device handle pushes requests to a ProxyService; memories are named per request.
-class BasePortChannel {
+struct BasePortChannel {
  public:
   using DeviceHandle = BasePortChannelDeviceHandle;
 
@@ -80,7 +80,7 @@ class BasePortChannel {
 };
 
 /// A BasePortChannel bound to one destination and one source memory.
-class PortChannel : public BasePortChannel {
+struct PortChannel : public BasePortChannel {
  public:
   using DeviceHandle = PortChannelDeviceHandle;
 

@@ -70,20 +70,21 @@ struct BasePortChannelDeviceHandle {
   /// put(), signal() and flush() in one request; waits at most `maxSpinCount` polls (negative: no
   /// limit) for the proxy to process it.
   MSCCLPP_DEVICE_INLINE void putWithSignalAndFlush(MemoryId dstId, uint64_t dstOffset, MemoryId srcId,
-                                                   uint64_t srcOffset, uint64_t size, int64_t maxSpinCount = 1000000) {
+                                                   uint64_t srcOffset, uint64_t size,
+                                                   int64_t maxSpinCount = MSCCLPP_DEFAULT_MAX_SPIN_COUNT(1000000)) {
     const uint64_t pos =
         fifo_.push({TriggerData | TriggerFlag | TriggerSync, dstId, dstOffset, srcId, srcOffset, size, semaphoreId_});
     fifo_.sync(pos, maxSpinCount);
   }
 
   MSCCLPP_DEVICE_INLINE void putWithSignalAndFlush(MemoryId dstId, MemoryId srcId, uint64_t offset, uint64_t size,
-                                                   int64_t maxSpinCount = 1000000) {
+                                                   int64_t maxSpinCount = MSCCLPP_DEFAULT_MAX_SPIN_COUNT(1000000)) {
     putWithSignalAndFlush(dstId, offset, srcId, offset, size, maxSpinCount);
   }
 
   /// Waits until every request queued before on this channel's connection is complete, at most
   /// `maxSpinCount` polls (negative: no limit).
-  MSCCLPP_DEVICE_INLINE void flush(int64_t maxSpinCount = 1000000) {
+  MSCCLPP_DEVICE_INLINE void flush(int64_t maxSpinCount = MSCCLPP_DEFAULT_MAX_SPIN_COUNT(1000000)) {
     const uint64_t pos = fifo_.push({TriggerSync, 0, 0, 0, 0, 1, semaphoreId_});
     fifo_.sync(pos, maxSpinCount);
   }
@@ -92,7 +93,9 @@ struct BasePortChannelDeviceHandle {
   MSCCLPP_DEVICE_INLINE bool poll() { return semaphore_.poll(); }
 
   /// Consumes one signal of the peer, waiting at most `maxSpinCount` polls (negative: no limit).
-  MSCCLPP_DEVICE_INLINE void wait(int64_t maxSpinCount = 10000000) { semaphore_.wait(maxSpinCount); }
+  MSCCLPP_DEVICE_INLINE void wait(int64_t maxSpinCount = MSCCLPP_DEFAULT_MAX_SPIN_COUNT(10000000)) {
+    semaphore_.wait(maxSpinCount);
+  }
 #endif
 };
 
@@ -103,8 +106,9 @@ struct PortChannelDeviceHandle : public BasePortChannelDeviceHandle {
 
   PortChannelDeviceHandle() = default;
 
-  MSCCLPP_HOST_DEVICE_INLINE PortChannelDeviceHandle(SemaphoreId semaphoreId, Host2DeviceSemaphoreDeviceHandle semaphore,
-                                                     FifoDeviceHandle fifo, MemoryId dst, MemoryId src)
+  MSCCLPP_HOST_DEVICE_INLINE PortChannelDeviceHandle(SemaphoreId semaphoreId,
+                                                     Host2DeviceSemaphoreDeviceHandle semaphore, FifoDeviceHandle fifo,
+                                                     MemoryId dst, MemoryId src)
       : BasePortChannelDeviceHandle(semaphoreId, semaphore, fifo), dst_(dst), src_(src) {}
 
 #if defined(MSCCLPP_DEVICE_COMPILE)
@@ -125,7 +129,7 @@ struct PortChannelDeviceHandle : public BasePortChannelDeviceHandle {
   MSCCLPP_DEVICE_INLINE void putWithSignal(uint64_t offset, uint64_t size) { putWithSignal(offset, offset, size); }
 
   MSCCLPP_DEVICE_INLINE void putWithSignalAndFlush(uint64_t dstOffset, uint64_t srcOffset, uint64_t size,
-                                                   int64_t maxSpinCount = 1000000) {
+                                                   int64_t maxSpinCount = MSCCLPP_DEFAULT_MAX_SPIN_COUNT(1000000)) {
     BasePortChannelDeviceHandle::putWithSignalAndFlush(dst_, dstOffset, src_, srcOffset, size, maxSpinCount);
   }
 

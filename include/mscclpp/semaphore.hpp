@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "core.hpp"
+#include "gpu_utils.hpp"
 #include "semaphore_device.hpp"
 
 namespace mscclpp {

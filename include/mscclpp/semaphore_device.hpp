@@ -59,9 +59,9 @@ struct Host2DeviceSemaphoreDeviceHandle {
   }
 
   /// Consumes one signal, waiting for it at most `maxSpinCount` polls (negative: no limit).
-  MSCCLPP_DEVICE_INLINE void wait(int64_t maxSpinCount = 100000000) {
+  MSCCLPP_DEVICE_INLINE void wait(int64_t maxSpinCount = MSCCLPP_DEFAULT_MAX_SPIN_COUNT(100000000)) {
     const uint64_t expected = incExpectedInbound();
-    POLL_MAYBE_JAILBREAK((loadInbound() < expected), maxSpinCount);
+    POLL_MAYBE_JAILBREAK((loadInbound() < expected), maxSpinCount)
   }
 
   MSCCLPP_DEVICE_INLINE uint64_t loadExpectedInbound() {
@@ -103,15 +103,15 @@ struct MemoryDevice2DeviceSemaphoreDeviceHandle {
   }
 
   /// Consumes one signal with acquire order, waiting at most `maxSpinCount` polls (negative: no limit).
-  MSCCLPP_DEVICE_INLINE void wait(int64_t maxSpinCount = 100000000) {
+  MSCCLPP_DEVICE_INLINE void wait(int64_t maxSpinCount = MSCCLPP_DEFAULT_MAX_SPIN_COUNT(100000000)) {
     const uint64_t expected = incExpectedInbound();
-    POLL_MAYBE_JAILBREAK((loadInbound() < expected), maxSpinCount);
+    POLL_MAYBE_JAILBREAK((loadInbound() < expected), maxSpinCount)
   }
 
   /// Consumes one signal without ordering other memory accesses.
-  MSCCLPP_DEVICE_INLINE void relaxedWait(int64_t maxSpinCount = 100000000) {
+  MSCCLPP_DEVICE_INLINE void relaxedWait(int64_t maxSpinCount = MSCCLPP_DEFAULT_MAX_SPIN_COUNT(100000000)) {
     const uint64_t expected = incExpectedInbound();
-    POLL_MAYBE_JAILBREAK((loadInboundRelaxed() < expected), maxSpinCount);
+    POLL_MAYBE_JAILBREAK((loadInboundRelaxed() < expected), maxSpinCount)
   }
 
   /// Signals the peer: all memory writes before the call are visible to the peer once its wait

@@ -15,11 +15,23 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "device.hpp"
+#include "gpu.hpp"
 #include "gpu_data_types.hpp"
 
+#if defined(MSCCLPP_DEVICE_CUDA)
+#include <cuda_fp16.h>
+#endif
+
 namespace mscclpp {
+
+/// False for every T, but only once T is known: `static_assert(dependentFalse<T>, ...)` in the last
+/// branch of an `if constexpr` chain fires only when that branch is instantiated (compilers before
+/// CWG2518 reject a plain `static_assert(false)` there).
+template <class>
+constexpr bool dependentFalse = false;
 
 /// 24 bytes.
 struct SwitchChannelDeviceHandle {

@@ -66,7 +66,8 @@ Env::Env(const Lookup& lookup)
       forceDisableNvls(readBool(lookup, "MSCCLPP_FORCE_DISABLE_NVLS", false)),
       ipcHandleTypes(readString(lookup, "MSCCLPP_IPC_HANDLE_TYPES", "")),
       bootstrapTimeoutSec(readInt(lookup, "MSCCLPP_BOOTSTRAP_TIMEOUT", 30, problems_)),
-      ethernetWriteTimeoutSec(readInt(lookup, "MSCCLPP_ETHERNET_WRITE_TIMEOUT", bootstrapTimeoutSec, problems_)) {
+      ethernetWriteTimeoutSec(readInt(lookup, "MSCCLPP_ETHERNET_WRITE_TIMEOUT", bootstrapTimeoutSec, problems_)),
+      enableNvls(readBool(lookup, "MSCCLPP_ENABLE_NVLS", false)) {
   for (const char* name : {"MSCCLPP_DEBUG", "MSCCLPP_DEBUG_SUBSYS", "MSCCLPP_DEBUG_FILE", "MSCCLPP_LOG_LEVEL",
                            "MSCCLPP_LOG_SUBSYS", "MSCCLPP_LOG_FILE"}) {
     if (lookup(name)) present_.insert(name);

@@ -54,13 +54,18 @@ void CudaStreamWithFlags::set(unsigned int flags) {
 
 bool CudaStreamWithFlags::empty() const { return stream_ == nullptr; }
 
-GpuStream::GpuStream(std::shared_ptr<GpuStreamPool> pool, std::shared_ptr<CudaStreamWithFlags> stream)
-    : pool_(std::move(pool)), stream_(std::move(stream)) {}
-
-GpuStream::~GpuStream() {
-  if (!pool_ || !stream_) return;
-  std::lock_guard<std::mutex> lock(pool_->mutex_);
-  pool_->streams_[stream_->deviceId()].push_back(std::move(stream_));
+GpuStream::GpuStream(std::shared_ptr<GpuStreamPool> pool, std::shared_ptr<CudaStreamWithFlags> stream) {
+  CudaStreamWithFlags* raw = stream.get();
+  stream_ = std::shared_ptr<CudaStreamWithFlags>(
+      raw, [pool = std::move(pool), pooled = std::move(stream)](CudaStreamWithFlags*) mutable noexcept {
+        try {
+          std::lock_guard<std::mutex> lock(pool->mutex_);
+          pool->streams_[pooled->deviceId()].push_back(std::move(pooled));
+        } catch (const std::exception& e) {
+          // Out of memory for the list: the stream is destroyed with `pooled` instead of reused.
+          LOG_WARN(GPU, "GpuStream: could not return a stream to its pool: ", e.what());
+        }
+      });
 }
 
 GpuStreamPool::GpuStreamPool() {}
@@ -244,6 +249,8 @@ void gpuMemset(void* ptr, int value, size_t bytes) {
 }
 
 #if (CUDA_NVLS_API_AVAILABLE)
+CUmemAllocationHandleType nvlsCompatibleMemHandleType = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+
 size_t getMulticastGranularity(size_t, CUmulticastGranularity_flags) {
   MSCCLPP_THROW(InvalidUsage, "getMulticastGranularity: NVLS (multicast) is not supported by this build");
 }

@@ -47,6 +47,12 @@ TEST(EnvTest, BoolIsTrueForAnyValueButZero) {
   EXPECT_TRUE(EnvBuilder::fromMap({{"MSCCLPP_CUDAIPC_USE_DEFAULT_STREAM", "true"}})->cudaIpcUseDefaultStream);
 }
 
+TEST(EnvTest, NvlsIsEnabledOnlyOnRequest) {
+  EXPECT_FALSE(EnvBuilder::fromMap({})->enableNvls);
+  EXPECT_TRUE(EnvBuilder::fromMap({{"MSCCLPP_ENABLE_NVLS", "1"}})->enableNvls);
+  EXPECT_FALSE(EnvBuilder::fromMap({{"MSCCLPP_ENABLE_NVLS", "0"}})->enableNvls);
+}
+
 TEST(EnvTest, IntegerIsParsed) {
   EXPECT_EQ(EnvBuilder::fromMap({{"MSCCLPP_BOOTSTRAP_TIMEOUT", "5"}})->bootstrapTimeoutSec, 5);
   EXPECT_EQ(EnvBuilder::fromMap({{"MSCCLPP_BOOTSTRAP_TIMEOUT", "-1"}})->bootstrapTimeoutSec, -1);

@@ -78,6 +78,51 @@ TEST(GpuUtilsTest, StreamPoolReusesReturnedStreams) {
   EXPECT_NE(static_cast<cudaStream_t>(other), first);
 }
 
+TEST(GpuUtilsTest, StreamCopiesShareTheStreamUntilTheLastIsGone) {
+  MSCCLPP_REQUIRE_GPU();
+  auto pool = std::make_shared<GpuStreamPool>();
+  cudaStream_t shared;
+  {
+    GpuStream original = pool->getStream();
+    shared = original;
+    {
+      GpuStream copy = original;
+      EXPECT_EQ(static_cast<cudaStream_t>(copy), shared);
+    }
+    // One copy is gone, one still holds the stream: the pool must not lend it again.
+    GpuStream meanwhile = pool->getStream();
+    EXPECT_NE(static_cast<cudaStream_t>(meanwhile), shared);
+  }
+  // Both copies are gone (after `meanwhile`), so the shared stream is the last one returned, which
+  // the pool lends first.
+  GpuStream next = pool->getStream();
+  EXPECT_EQ(static_cast<cudaStream_t>(next), shared);
+}
+
+TEST(GpuUtilsTest, CudaThrowNamesTheCallAndThePlace) {
+  try {
+    MSCCLPP_CUDATHROW(cudaErrorInvalidValue);
+    FAIL() << "MSCCLPP_CUDATHROW did not throw";
+  } catch (const CudaError& e) {
+    EXPECT_EQ(e.getErrorCode(), cudaErrorInvalidValue);
+    const std::string what = e.what();
+    const std::string want = std::string("Call to cudaErrorInvalidValue failed. ") + __FILE__ + ":";
+    EXPECT_EQ(what.rfind(want, 0), 0u) << what;
+  }
+}
+
+TEST(GpuUtilsTest, CuThrowNamesTheCallAndThePlace) {
+  try {
+    MSCCLPP_CUTHROW(CUDA_ERROR_INVALID_VALUE);
+    FAIL() << "MSCCLPP_CUTHROW did not throw";
+  } catch (const CuError& e) {
+    EXPECT_EQ(e.getErrorCode(), CUDA_ERROR_INVALID_VALUE);
+    const std::string what = e.what();
+    const std::string want = std::string("Call to CUDA_ERROR_INVALID_VALUE failed. ") + __FILE__ + ":";
+    EXPECT_EQ(what.rfind(want, 0), 0u) << what;
+  }
+}
+
 TEST(GpuUtilsTest, CallocZeroesAndCopiesRoundTrip) {
   MSCCLPP_REQUIRE_GPU();
   const size_t n = 1 << 20;

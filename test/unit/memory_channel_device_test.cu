@@ -63,7 +63,40 @@ __global__ void twoSidesKernel(MemoryChannelDeviceHandle a, MemoryChannelDeviceH
   }
 }
 
+__global__ void getKernel(MemoryChannelDeviceHandle channel, uint64_t targetOffset, uint64_t originOffset,
+                          uint64_t bytes) {
+  channel.get(targetOffset, originOffset, bytes, threadIdx.x, blockDim.x);
+}
+
 }  // namespace
+
+// MSCCL++'s get(targetOffset, originOffset, ...) reads the peer's memory at originOffset and writes
+// local memory at targetOffset; with two different offsets, the other reading would touch other bytes.
+TEST(DeviceMemoryChannelTest, GetReadsThePeerAtOriginOffsetAndWritesLocalAtTargetOffset) {
+  MSCCLPP_REQUIRE_GPU();
+  constexpr uint64_t kBytes = 8192;
+  constexpr uint64_t kTargetOffset = 256;
+  constexpr uint64_t kOriginOffset = 4096;
+  constexpr uint64_t kCopyBytes = 1024;
+  DeviceBuffer<char> remote(kBytes);
+  DeviceBuffer<char> local(kBytes);
+  ASSERT_TRUE(remote.ok() && local.ok());
+  std::vector<char> remoteInit(kBytes), localInit(kBytes);
+  for (uint64_t i = 0; i < kBytes; ++i) {
+    remoteInit[i] = static_cast<char>((i * 5 + 3) & 0xff);
+    localInit[i] = static_cast<char>((i * 11 + 7) & 0xff);
+  }
+  ASSERT_TRUE(remote.fromHost(remoteInit) && local.fromHost(localInit));
+  MemoryChannelDeviceHandle channel({}, remote.get(), local.get(), nullptr);
+  getKernel<<<1, 128>>>(channel, kTargetOffset, kOriginOffset, kCopyBytes);
+  MSCCLPP_TEST_CUDA(cudaGetLastError());
+  MSCCLPP_TEST_CUDA(cudaDeviceSynchronize());
+
+  std::vector<char> wantLocal = localInit;
+  for (uint64_t i = 0; i < kCopyBytes; ++i) wantLocal[kTargetOffset + i] = remoteInit[kOriginOffset + i];
+  EXPECT_EQ(local.toHost(), wantLocal);
+  EXPECT_EQ(remote.toHost(), remoteInit) << "get() must not write the peer's memory";
+}
 
 TEST(DeviceMemoryChannelTest, PutGetReadAndWriteMoveTheDocumentedBytes) {
   MSCCLPP_REQUIRE_GPU();
@@ -87,7 +120,7 @@ TEST(DeviceMemoryChannelTest, PutGetReadAndWriteMoveTheDocumentedBytes) {
   std::vector<char> wantLocal = localInit;
   for (uint64_t i = 0; i < 4000; ++i) wantRemote[64 + i] = localInit[128 + i];     // put<16>(64, 128, 4000)
   for (uint64_t i = 0; i < 1024; ++i) wantRemote[8192 + i] = localInit[8192 + i];  // put<8, false>(8192, 1024)
-  for (uint64_t i = 0; i < 1020; ++i) wantLocal[12288 + i] = remoteInit[4096 + i];  // get<4>(4096, 12288, 1020)
+  for (uint64_t i = 0; i < 1020; ++i) wantLocal[4096 + i] = remoteInit[12288 + i];  // get<4>(4096, 12288, 1020)
   for (uint64_t i = 0; i < 2048; ++i) wantLocal[16384 + i] = remoteInit[16384 + i];  // get(16384, 2048)
   const uint32_t written = 0xabcdef01u;
   std::memcpy(&wantRemote[20000], &written, 4);

@@ -10,6 +10,9 @@
 #include "../concurrency_device.hpp"
 #include "../poll_device.hpp"
 
+// Device compilation only: a host compiler sees the declarations alone.
+#if defined(MSCCLPP_DEVICE_COMPILE)
+
 namespace mscclpp {
 
 MSCCLPP_DEVICE_INLINE void DeviceSyncer::sync(int blockNum, int64_t maxSpinCount) {
@@ -25,7 +28,7 @@ MSCCLPP_DEVICE_INLINE void DeviceSyncer::sync(int blockNum, int64_t maxSpinCount
     atomicStore<unsigned int, scopeDevice>(&count_[next], 0u, memoryOrderRelaxed);
     atomicFetchAdd<unsigned int, scopeDevice>(&count_[cur], 1u, memoryOrderRelease);
     POLL_MAYBE_JAILBREAK((atomicLoad<unsigned int, scopeDevice>(&count_[cur], memoryOrderAcquire) != target),
-                         maxSpinCount);
+                         maxSpinCount)
     atomicStore<unsigned int, scopeDevice>(&currentCountIdx_, cur, memoryOrderRelaxed);
   }
   // The other threads of the block learn of the arrival (and inherit the acquire) through the barrier.
@@ -42,8 +45,8 @@ MSCCLPP_DEVICE_INLINE bool DeviceSemaphore::tryAcquire() {
          detail::atomicCompareExchangeWeak<int, scopeDevice>(&semaphore_, available, available - 1, memoryOrderAcquire);
 }
 
-MSCCLPP_DEVICE_INLINE void DeviceSemaphore::acquire(int64_t maxSpinCount) {
-  POLL_MAYBE_JAILBREAK((!tryAcquire()), maxSpinCount);
+MSCCLPP_DEVICE_INLINE void DeviceSemaphore::acquire(int maxSpinCount) {
+  POLL_MAYBE_JAILBREAK((!tryAcquire()), maxSpinCount)
 }
 
 MSCCLPP_DEVICE_INLINE void DeviceSemaphore::release() {
@@ -51,5 +54,7 @@ MSCCLPP_DEVICE_INLINE void DeviceSemaphore::release() {
 }
 
 }  // namespace mscclpp
+
+#endif  // defined(MSCCLPP_DEVICE_COMPILE)
 
 #endif  // MSCCLPP_IMPL_CONCURRENCY_DEVICE_IMPL_HPP_

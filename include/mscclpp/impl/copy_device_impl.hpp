@@ -12,6 +12,9 @@
 #include "../copy_device.hpp"
 #include "../packet_device.hpp"
 
+// Device compilation only: a host compiler sees the declarations alone.
+#if defined(MSCCLPP_DEVICE_COMPILE)
+
 namespace mscclpp {
 
 namespace detail {
@@ -110,5 +113,7 @@ MSCCLPP_DEVICE_INLINE void copyFromPackets(void* originPtr, const void* targetPt
 }
 
 }  // namespace mscclpp
+
+#endif  // defined(MSCCLPP_DEVICE_COMPILE)
 
 #endif  // MSCCLPP_IMPL_COPY_DEVICE_IMPL_HPP_

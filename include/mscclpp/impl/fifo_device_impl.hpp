@@ -12,6 +12,9 @@
 #include "../fifo_device.hpp"
 #include "../poll_device.hpp"
 
+// Device compilation only: a host compiler sees the declarations alone.
+#if defined(MSCCLPP_DEVICE_COMPILE)
+
 namespace mscclpp {
 
 namespace detail {
@@ -67,10 +70,12 @@ MSCCLPP_DEVICE_INLINE bool FifoDeviceHandle::poll(uint64_t fifoHead) {
 
 MSCCLPP_DEVICE_INLINE void FifoDeviceHandle::sync(uint64_t fifoHead, int64_t maxSpinCount) {
   uint64_t currentTail;
-  POLL_MAYBE_JAILBREAK(((currentTail = detail::fifoLoadTail(tail)) <= fifoHead), maxSpinCount);
+  POLL_MAYBE_JAILBREAK(((currentTail = detail::fifoLoadTail(tail)) <= fifoHead), maxSpinCount)
   atomicStore<uint64_t, scopeDevice>(tailCache, currentTail, memoryOrderRelaxed);
 }
 
 }  // namespace mscclpp
+
+#endif  // defined(MSCCLPP_DEVICE_COMPILE)
 
 #endif  // MSCCLPP_IMPL_FIFO_DEVICE_IMPL_HPP_

@@ -15,6 +15,9 @@
 #include "../gpu_data_types.hpp"
 #include "../switch_channel_device.hpp"
 
+// Device compilation only: a host compiler sees the declarations alone.
+#if defined(MSCCLPP_DEVICE_CUDA)
+
 namespace mscclpp {
 
 namespace detail {
@@ -46,7 +49,7 @@ struct MultimemScalarOf<float4, void> {
 
 template <typename Scalar>
 struct MultimemPtxOf {
-  static_assert(sizeof(Scalar) == 0, "multimem supports int32, uint32, float, half, bfloat16 (and double stores)");
+  static_assert(dependentFalse<Scalar>, "multimem supports int32, uint32, float, half, bfloat16 (and double stores)");
 };
 template <>
 struct MultimemPtxOf<int32_t> {
@@ -116,5 +119,7 @@ MSCCLPP_DEVICE_INLINE void SwitchChannelDeviceHandle::multimemStoreReduce(const 
 }
 
 }  // namespace mscclpp
+
+#endif  // defined(MSCCLPP_DEVICE_CUDA)
 
 #endif  // MSCCLPP_IMPL_SWITCH_CHANNEL_DEVICE_IMPL_HPP_
