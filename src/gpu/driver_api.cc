@@ -3,11 +3,12 @@
 
 #include "gpu/driver_api.hpp"
 
-#if !defined(__HIP_PLATFORM_AMD__)
-
 #include "common/strings.hpp"
 
 namespace mscclpp {
+
+#if !defined(__HIP_PLATFORM_AMD__)
+
 namespace {
 
 DriverApi loadDriverApi() {
@@ -16,7 +17,7 @@ DriverApi loadDriverApi() {
   const unsigned int version = CUDA_VERSION;
   std::string missing;
   cudaError_t firstError = cudaSuccess;
-#define MSCCLPP_DRIVER_LOAD(name)                                                                          \
+#define MSCCLPP_DRIVER_LOAD(name, hipName)                                                                      \
   {                                                                                                        \
     void* fn = nullptr;                                                                                    \
     cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;                           \
@@ -29,6 +30,8 @@ DriverApi loadDriverApi() {
     }                                                                                                      \
   }
   MSCCLPP_FOR_EACH_DRIVER_SYMBOL(MSCCLPP_DRIVER_LOAD)
+  MSCCLPP_DRIVER_LOAD(cuGetErrorName, none)
+  MSCCLPP_DRIVER_LOAD(cuGetErrorString, none)
 #undef MSCCLPP_DRIVER_LOAD
   // Clear the sticky "no driver" error that the failed queries may have left for the runtime.
   cudaGetLastError();
@@ -61,6 +64,17 @@ std::string cuResultName(CUresult result) {
                 text ? text : "no description: CUDA driver not loaded", ")");
 }
 
-}  // namespace mscclpp
+#else  // HIP: the runtime library is linked, so there is nothing to resolve.
+
+const std::string& driverUnavailableReason() {
+  static const std::string none;
+  return none;
+}
+
+std::string cuResultName(CUresult result) {
+  return concat(hipGetErrorName(result), " (", hipGetErrorString(result), ")");
+}
 
 #endif  // !defined(__HIP_PLATFORM_AMD__)
+
+}  // namespace mscclpp

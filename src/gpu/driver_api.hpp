@@ -16,36 +16,69 @@
 #include <string>
 #include <utility>
 
-#if !defined(__HIP_PLATFORM_AMD__)
-
-#define MSCCLPP_FOR_EACH_DRIVER_SYMBOL(X) \
-  X(cuGetErrorName)                       \
-  X(cuGetErrorString)                     \
-  X(cuDeviceGet)                          \
-  X(cuDeviceGetAttribute)                 \
-  X(cuCtxGetCurrent)                      \
-  X(cuCtxGetDevice)                       \
-  X(cuPointerGetAttribute)                \
-  X(cuMemGetAddressRange)                 \
-  X(cuMemGetAllocationGranularity)        \
-  X(cuMemCreate)                          \
-  X(cuMemRelease)                         \
-  X(cuMemAddressReserve)                  \
-  X(cuMemAddressFree)                     \
-  X(cuMemMap)                             \
-  X(cuMemUnmap)                           \
-  X(cuMemSetAccess)                       \
-  X(cuMemRetainAllocationHandle)          \
-  X(cuMemGetAllocationPropertiesFromHandle) \
-  X(cuMemExportToShareableHandle)         \
-  X(cuMemImportFromShareableHandle)       \
-  X(cuStreamWriteValue64)
+// Each entry names the CUDA driver symbol and the HIP function that does the same. On CUDA the table
+// is resolved at run time; on HIP, whose runtime library the application links anyway, the wrappers
+// call the HIP functions directly.
+#define MSCCLPP_FOR_EACH_DRIVER_SYMBOL(X)                                          \
+  X(cuDeviceGet, hipDeviceGet)                                                     \
+  X(cuDeviceGetAttribute, hipDeviceGetAttribute)                                   \
+  X(cuCtxGetCurrent, hipCtxGetCurrent)                                             \
+  X(cuCtxGetDevice, hipCtxGetDevice)                                               \
+  X(cuPointerGetAttribute, hipPointerGetAttribute)                                 \
+  X(cuMemGetAddressRange, hipMemGetAddressRange)                                   \
+  X(cuMemGetAllocationGranularity, hipMemGetAllocationGranularity)                 \
+  X(cuMemCreate, hipMemCreate)                                                     \
+  X(cuMemRelease, hipMemRelease)                                                   \
+  X(cuMemAddressReserve, hipMemAddressReserve)                                     \
+  X(cuMemAddressFree, hipMemAddressFree)                                           \
+  X(cuMemMap, hipMemMap)                                                           \
+  X(cuMemUnmap, hipMemUnmap)                                                       \
+  X(cuMemSetAccess, hipMemSetAccess)                                               \
+  X(cuMemRetainAllocationHandle, hipMemRetainAllocationHandle)                     \
+  X(cuMemGetAllocationPropertiesFromHandle, hipMemGetAllocationPropertiesFromHandle) \
+  X(cuMemExportToShareableHandle, hipMemExportToShareableHandle)                   \
+  X(cuMemImportFromShareableHandle, hipMemImportFromShareableHandle)               \
+  X(cuStreamWriteValue64, hipStreamWriteValue64)
 
 namespace mscclpp {
 
+/// The handle types an allocation property asks for: CUDA names the field requestedHandleTypes, HIP
+/// requestedHandleType.
+inline CUmemAllocationHandleType& requestedHandleTypes(CUmemAllocationProp& prop) {
+#if defined(__HIP_PLATFORM_AMD__)
+  return prop.requestedHandleType;
+#else
+  return prop.requestedHandleTypes;
+#endif
+}
+inline CUmemAllocationHandleType requestedHandleTypes(const CUmemAllocationProp& prop) {
+  return requestedHandleTypes(const_cast<CUmemAllocationProp&>(prop));
+}
+
+/// Whether pointer attributes describe device memory: HIP 5 names the field memoryType, CUDA type.
+inline bool isDeviceMemory(const cudaPointerAttributes& attrs) {
+#if defined(__HIP_PLATFORM_AMD__)
+  return attrs.memoryType == hipMemoryTypeDevice;
+#else
+  return attrs.type == cudaMemoryTypeDevice;
+#endif
+}
+
+/// Why driver calls cannot be made here, or "" when they can.
+const std::string& driverUnavailableReason();
+
+/// "CUDA_ERROR_NOT_PERMITTED (operation not permitted)", decoded through the driver when it is there.
+std::string cuResultName(CUresult result);
+
+#if !defined(__HIP_PLATFORM_AMD__)
+
 struct DriverApi {
-#define MSCCLPP_DRIVER_FIELD(name) decltype(&::name) name = nullptr;
+#define MSCCLPP_DRIVER_FIELD(name, hipName) decltype(&::name) name = nullptr;
   MSCCLPP_FOR_EACH_DRIVER_SYMBOL(MSCCLPP_DRIVER_FIELD)
+  // Error decoding has a different shape on HIP (hipGetErrorName returns the text), so it stays
+  // outside the shared list.
+  MSCCLPP_DRIVER_FIELD(cuGetErrorName, none)
+  MSCCLPP_DRIVER_FIELD(cuGetErrorString, none)
 #undef MSCCLPP_DRIVER_FIELD
   /// Empty when every symbol resolved; otherwise what failed (no driver, old driver, which symbol).
   std::string unavailableReason;
@@ -54,14 +87,8 @@ struct DriverApi {
 /// The table, resolved once (thread-safe).
 const DriverApi& driverApi();
 
-/// Why driver calls cannot be made here, or "" when they can.
-const std::string& driverUnavailableReason();
-
-/// "CUDA_ERROR_NOT_PERMITTED (operation not permitted)", decoded through the driver when it is there.
-std::string cuResultName(CUresult result);
-
 namespace cu {
-#define MSCCLPP_DRIVER_WRAPPER(name)                           \
+#define MSCCLPP_DRIVER_WRAPPER(name, hipName)                  \
   template <typename... Args>                                  \
   CUresult name(Args&&... args) {                              \
     auto fn = ::mscclpp::driverApi().name;                     \
@@ -72,8 +99,33 @@ MSCCLPP_FOR_EACH_DRIVER_SYMBOL(MSCCLPP_DRIVER_WRAPPER)
 #undef MSCCLPP_DRIVER_WRAPPER
 }  // namespace cu
 
-}  // namespace mscclpp
+#else
+
+// HIP has no fabric (cross-node) memory handles. These stand-ins only let the code shared with CUDA
+// compile: on HIP the capability probe reports no VMM and no fabric, so no allocation asks for a fabric
+// handle, exporters note it as "not offered", and an importer given one fails with HIP's error and
+// falls back to the next type.
+struct CUmemFabricHandle {
+  unsigned char data[64];
+};
+constexpr auto CU_MEM_HANDLE_TYPE_FABRIC = static_cast<CUmemAllocationHandleType>(0x8);
+constexpr auto CUDA_ERROR_NOT_FOUND = hipErrorNotFound;
+constexpr auto CUDA_ERROR_OPERATING_SYSTEM = hipErrorOperatingSystem;
+constexpr unsigned CU_STREAM_WRITE_VALUE_DEFAULT = 0;
+using CUstream = hipStream_t;
+
+namespace cu {
+#define MSCCLPP_DRIVER_WRAPPER(name, hipName)       \
+  template <typename... Args>                       \
+  CUresult name(Args&&... args) {                   \
+    return ::hipName(std::forward<Args>(args)...);  \
+  }
+MSCCLPP_FOR_EACH_DRIVER_SYMBOL(MSCCLPP_DRIVER_WRAPPER)
+#undef MSCCLPP_DRIVER_WRAPPER
+}  // namespace cu
 
 #endif  // !defined(__HIP_PLATFORM_AMD__)
+
+}  // namespace mscclpp
 
 #endif  // MSCCLPP_GPU_DRIVER_API_HPP_

@@ -48,7 +48,7 @@ DeviceCapabilities probeDevice(int deviceId) {
       prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
       prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
       prop.location.id = deviceId;
-      prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+      requestedHandleTypes(prop) = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
       if (cu::cuMemGetAllocationGranularity(&dev.allocationGranularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) !=
           CUDA_SUCCESS) {
         dev.allocationGranularity = 0;
@@ -126,7 +126,7 @@ bool fabricHandlesUsable(int deviceId) {
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   prop.location.id = deviceId;
-  prop.requestedHandleTypes =
+  requestedHandleTypes(prop) =
       static_cast<CUmemAllocationHandleType>(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC);
   size_t gran = 0;
   bool usable = false;

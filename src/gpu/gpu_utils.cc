@@ -107,7 +107,7 @@ CUmemAllocationProp exportableProp(int deviceId, bool withFabric) {
   prop.location.id = deviceId;
   unsigned types = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
   if (withFabric) types |= CU_MEM_HANDLE_TYPE_FABRIC;
-  prop.requestedHandleTypes = static_cast<CUmemAllocationHandleType>(types);
+  requestedHandleTypes(prop) = static_cast<CUmemAllocationHandleType>(types);
   return prop;
 }
 
@@ -142,7 +142,7 @@ int gpuIdFromAddress(void* ptr) {
     cudaGetLastError();
     return -1;
   }
-  return attrs.type == cudaMemoryTypeDevice ? attrs.device : -1;
+  return isDeviceMemory(attrs) ? attrs.device : -1;
 }
 
 void* gpuCalloc(size_t bytes) {

@@ -316,7 +316,7 @@ void exportCuMem(GpuIpcExport::Allocation& a, const CUmemAllocationProp& prop, G
   const CUmemAllocationHandleType cuType =
       type == GpuIpcMemHandle::PosixFd ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : CU_MEM_HANDLE_TYPE_FABRIC;
   if (!(a.permitted & type)) return note(h, type, GpuIpcMemHandle::ExcludedByConfig);
-  if (!(prop.requestedHandleTypes & cuType)) return note(h, type, GpuIpcMemHandle::AllocationLacksType);
+  if (!(requestedHandleTypes(prop) & cuType)) return note(h, type, GpuIpcMemHandle::AllocationLacksType);
   if (type == GpuIpcMemHandle::PosixFd) {
     int fd = -1;
     CUresult res = cu::cuMemExportToShareableHandle(&fd, a.retained.get(), cuType, 0);
@@ -418,9 +418,9 @@ std::shared_ptr<GpuIpcExport> GpuIpcExport::create(void* ptr, size_t size, uint8
   cudaPointerAttributes attrs = {};
   cudaError_t attrErr = cudaPointerGetAttributes(&attrs, ptr);
   if (attrErr != cudaSuccess) cudaGetLastError();
-  MSCCLPP_CHECK_USAGE(attrErr == cudaSuccess && attrs.type == cudaMemoryTypeDevice, "GpuIpcExport: ", ptr,
+  MSCCLPP_CHECK_USAGE(attrErr == cudaSuccess && isDeviceMemory(attrs), "GpuIpcExport: ", ptr,
                       " is not device memory of this process (",
-                      attrErr == cudaSuccess ? concat("memory type ", static_cast<int>(attrs.type))
+                      attrErr == cudaSuccess ? std::string("host or managed memory")
                                              : concat(cudaGetErrorName(attrErr), ": ", cudaGetErrorString(attrErr)),
                       ")");
   const int deviceId = attrs.device;
