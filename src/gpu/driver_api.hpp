@@ -39,6 +39,7 @@
   X(cuMemGetAllocationPropertiesFromHandle) \
   X(cuMemExportToShareableHandle)         \
   X(cuMemImportFromShareableHandle)       \
+  X(cuMemGetHandleForAddressRange)         \
   X(cuStreamWriteValue64)
 
 namespace mscclpp {
