@@ -4,9 +4,9 @@
 # Every option carries the MSCCLPP_ prefix so that the project can be embedded with add_subdirectory.
 
 option(MSCCLPP_BUILD_TESTS "Build unit, multi-process tests and benchmarks" ON)
-# OFF until src/transport/ib/ exists: an option that builds nothing would only claim a transport that
-# is not there. libibverbs will be dlopen'ed at run time, so the build needs only its headers.
-option(MSCCLPP_USE_IB "Build the ibverbs transport (headers from libibverbs-dev)" OFF)
+# libibverbs is dlopen'ed at run time, so the build needs only its headers; a machine without it still
+# loads the library and reports IB as unavailable, with the reason.
+option(MSCCLPP_USE_IB "Build the ibverbs transport (headers from libibverbs-dev)" ON)
 set(MSCCLPP_GPU_ARCHS "90" CACHE STRING
     "CUDA architectures (CMake CUDA_ARCHITECTURES syntax); a plain number embeds SASS and PTX for it")
 set(MSCCLPP_SANITIZE "" CACHE STRING

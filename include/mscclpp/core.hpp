@@ -190,6 +190,19 @@ std::ostream& operator<<(std::ostream& os, const Transport& transport);
 std::ostream& operator<<(std::ostream& os, const DeviceType& deviceType);
 std::ostream& operator<<(std::ostream& os, const Device& device);
 
+/// The number of InfiniBand devices: the entries of MSCCLPP_HCA_DEVICES when it is set, else the
+/// devices the verbs library lists. 0 when IB is unavailable (no library, no device, or a build without IB).
+int getIBDeviceCount();
+
+/// The device that `ibTransport` (IB0..IB7) stands for: entry i of MSCCLPP_HCA_DEVICES, else the i-th
+/// verbs device. Throws Error(InvalidUsage) for another transport or an index without a device; "" in
+/// a build without IB.
+std::string getIBDeviceName(Transport ibTransport);
+
+/// The IB transport that stands for device `ibDeviceName`. Throws Error(InvalidUsage) when no IB0..IB7
+/// does; Transport::Unknown in a build without IB.
+Transport getIBTransportByDeviceName(const std::string& ibDeviceName);
+
 /// How to create an Endpoint. Written so that `Transport::CudaIpc` or `{Transport::Ethernet,
 /// DeviceType::CPU}` convert to it.
 struct EndpointConfig {

@@ -32,6 +32,7 @@ DriverApi loadDriverApi() {
   MSCCLPP_FOR_EACH_DRIVER_SYMBOL(MSCCLPP_DRIVER_LOAD)
   MSCCLPP_DRIVER_LOAD(cuGetErrorName, none)
   MSCCLPP_DRIVER_LOAD(cuGetErrorString, none)
+  MSCCLPP_DRIVER_LOAD(cuMemGetHandleForAddressRange, none)
 #undef MSCCLPP_DRIVER_LOAD
   // Clear the sticky "no driver" error that the failed queries may have left for the runtime.
   cudaGetLastError();

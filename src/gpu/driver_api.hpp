@@ -79,6 +79,8 @@ struct DriverApi {
   // outside the shared list.
   MSCCLPP_DRIVER_FIELD(cuGetErrorName, none)
   MSCCLPP_DRIVER_FIELD(cuGetErrorString, none)
+  // DMA-BUF export of device memory (for IB registration); HIP 5 has no counterpart.
+  MSCCLPP_DRIVER_FIELD(cuMemGetHandleForAddressRange, none)
 #undef MSCCLPP_DRIVER_FIELD
   /// Empty when every symbol resolved; otherwise what failed (no driver, old driver, which symbol).
   std::string unavailableReason;
@@ -96,6 +98,7 @@ namespace cu {
     return fn(std::forward<Args>(args)...);                    \
   }
 MSCCLPP_FOR_EACH_DRIVER_SYMBOL(MSCCLPP_DRIVER_WRAPPER)
+MSCCLPP_DRIVER_WRAPPER(cuMemGetHandleForAddressRange, none)
 #undef MSCCLPP_DRIVER_WRAPPER
 }  // namespace cu
 
@@ -112,6 +115,7 @@ constexpr auto CU_MEM_HANDLE_TYPE_FABRIC = static_cast<CUmemAllocationHandleType
 constexpr auto CUDA_ERROR_NOT_FOUND = hipErrorNotFound;
 constexpr auto CUDA_ERROR_OPERATING_SYSTEM = hipErrorOperatingSystem;
 constexpr unsigned CU_STREAM_WRITE_VALUE_DEFAULT = 0;
+constexpr int CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 1;
 using CUstream = hipStream_t;
 
 namespace cu {
@@ -122,6 +126,12 @@ namespace cu {
   }
 MSCCLPP_FOR_EACH_DRIVER_SYMBOL(MSCCLPP_DRIVER_WRAPPER)
 #undef MSCCLPP_DRIVER_WRAPPER
+
+// No DMA-BUF export on HIP 5: IB registration of device memory falls back to peer memory.
+template <typename... Args>
+CUresult cuMemGetHandleForAddressRange(Args&&...) {
+  return hipErrorNotSupported;
+}
 }  // namespace cu
 
 #endif  // !defined(__HIP_PLATFORM_AMD__)

@@ -4,6 +4,7 @@
 #include "common/checks.hpp"
 #include "transport/cuda_ipc/cuda_ipc_factory.hpp"
 #include "transport/ethernet/ethernet_factory.hpp"
+#include "transport/ib/ib_factory.hpp"
 #include "transport/transport_factory.hpp"
 
 namespace mscclpp {
@@ -22,6 +23,7 @@ const TransportFactory& transportFactory(Transport transport) {
     case Transport::IB5:
     case Transport::IB6:
     case Transport::IB7:
+      return ibTransportFactory();
     case Transport::Unknown:
     case Transport::NumTransports:
       break;

@@ -2,8 +2,9 @@
 // SPDX-License-Identifier: MIT
 
 // The proxy path between real processes: kernels push requests into a Fifo, a Proxy thread pops them,
-// and a ProxyService turns them into writes and signals over a connection (CudaIpc, and Ethernet
-// between GPU buffers). Ranks work in pairs; every check is made by the rank that owns the memory.
+// and a ProxyService turns them into writes and signals over a connection (CudaIpc, Ethernet between
+// GPU buffers, IB over the substitute verbs provider). Ranks work in pairs; every check is made by the
+// rank that owns the memory.
 
 #include <atomic>
 #include <chrono>
@@ -16,7 +17,16 @@
 #include <thread>
 #include <vector>
 
+#include "ib_substitute/ib_test_util.hpp"
 #include "mp_unit/data_plane_util.hpp"
+
+/// Skips on every rank unless each has the substitute verbs provider loaded.
+#define MSCCLPP_REQUIRE_IB_SUBSTITUTE_ON_EVERY_RANK()                                             \
+  do {                                                                                            \
+    if (anyRank(!::mscclpp::test::ibSubstituteLoaded())) {                                        \
+      GTEST_SKIP() << "needs the substitute verbs provider in MSCCLPP_IBV_SO (set by ctest)";     \
+    }                                                                                             \
+  } while (0)
 
 using namespace mscclpp;
 using namespace mscclpp::test;
@@ -263,18 +273,23 @@ const EndpointConfig kEthernetGpu{Transport::Ethernet, DeviceType::GPU};
 
 class DataPlanePortChannelTest : public DataPlaneMpTest {
  protected:
-  void everyRequestForm(const EndpointConfig& config) {
+  /// `hostBuffer`: the channel's memory is pinned host memory mapped for the kernel, not GPU memory.
+  void everyRequestForm(const EndpointConfig& config, bool hostBuffer = false) {
     runPairTest([&](std::shared_ptr<TcpBootstrap> bootstrap) {
       TestStream stream;
-      DeviceMemory& buffer = allocate(kPortBuffer);
+      std::unique_ptr<MappedHostMemory<char>> hostMemory;
+      if (hostBuffer) hostMemory = std::make_unique<MappedHostMemory<char>>(kPortBuffer);
+      // Under unified addressing the kernel uses the host pointer of mapped memory as is.
+      char* bufferPtr = hostBuffer ? hostMemory->device() : allocate(kPortBuffer).get();
       DeviceMemory& errors = allocate(kSteps * sizeof(unsigned long long));
       Communicator comm(bootstrap);
       ProxyService proxy;
-      PortPair pair = connectPortPair(comm, proxy, peer, config, buffer.get(), buffer.bytes());
+      PortPair pair = connectPortPair(comm, proxy, peer, config, hostBuffer ? hostMemory->host() : bufferPtr,
+                                      kPortBuffer);
       PortChannel channel = proxy.portChannel(pair.semaphore, pair.dst, pair.src);
       proxy.startProxy();
       bootstrap->barrier();
-      everyRequestFormKernel<<<1, 256, 0, stream>>>(channel.deviceHandle(), pair.dst, pair.src, buffer.get(), initiator,
+      everyRequestFormKernel<<<1, 256, 0, stream>>>(channel.deviceHandle(), pair.dst, pair.src, bufferPtr, initiator,
                                                     rank, peer, kDeviceSpinLimit, errors.as<unsigned long long>());
       launched("everyRequestFormKernel");
       finish(stream, "everyRequestFormKernel");
@@ -297,6 +312,20 @@ TEST_F(DataPlanePortChannelTest, EveryRequestFormOverCudaIpc) {
 TEST_F(DataPlanePortChannelTest, EveryRequestFormOverEthernetBetweenGpuBuffers) {
   MSCCLPP_DATA_PLANE_REQUIRE_GPU_PAIRS();
   everyRequestForm(kEthernetGpu);
+}
+
+// IB with the SUBSTITUTE verbs provider that ctest loads through MSCCLPP_IBV_SO (no RDMA hardware):
+// GPU memory goes through its DMA-BUF registration where the driver allows, else peer memory.
+TEST_F(DataPlanePortChannelTest, EveryRequestFormOverIbSubstituteBetweenGpuBuffers) {
+  MSCCLPP_DATA_PLANE_REQUIRE_GPU_PAIRS();
+  MSCCLPP_REQUIRE_IB_SUBSTITUTE_ON_EVERY_RANK();
+  everyRequestForm(EndpointConfig{Transport::IB0, DeviceType::GPU});
+}
+
+TEST_F(DataPlanePortChannelTest, EveryRequestFormOverIbSubstituteBetweenHostBuffers) {
+  MSCCLPP_DATA_PLANE_REQUIRE_GPU_PAIRS();
+  MSCCLPP_REQUIRE_IB_SUBSTITUTE_ON_EVERY_RANK();
+  everyRequestForm(EndpointConfig{Transport::IB1, DeviceType::GPU}, /*hostBuffer=*/true);
 }
 
 TEST_F(DataPlanePortChannelTest, SemaphoresAndMemoriesAddedAfterStartProxyAreServed) {

@@ -1,0 +1,206 @@
+// Copyright (c) 2026 The libmscclpp authors
+// SPDX-License-Identifier: MIT
+
+// The IB transport across real processes (mpirun) with host memory, over the SUBSTITUTE verbs
+// provider that ctest loads through MSCCLPP_IBV_SO (test/ib_substitute/ibv_substitute.cc): no RDMA
+// hardware is involved. Even ranks use IB0, odd ranks IB1, so connections also join different devices.
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <mscclpp/semaphore.hpp>
+#include <thread>
+#include <vector>
+
+#include "ib_substitute/ib_test_util.hpp"
+#include "mp_unit/mp_test.hpp"
+
+using namespace mscclpp;
+
+namespace {
+
+/// A buffer of `bytes` (uninitialized: whole 64 MiB buffers are filled and checked, so every pass counts)
+/// holding a pattern of `seed`, written a word at a time.
+class PatternBuffer {
+ public:
+  PatternBuffer(size_t bytes, uint32_t seed) : bytes_(bytes), words_(new uint64_t[(bytes + 7) / 8]) {
+    const uint64_t salt = seed * 0xbf58476d1ce4e5b9ull;
+    for (size_t j = 0; j < (bytes + 7) / 8; ++j) words_[j] = (j + 1) * 0x9e3779b97f4a7c15ull ^ salt;
+  }
+  uint8_t* data() const { return reinterpret_cast<uint8_t*>(words_.get()); }
+  size_t size() const { return bytes_; }
+
+ private:
+  size_t bytes_;
+  std::unique_ptr<uint64_t[]> words_;
+};
+
+/// The first offset at which [a, a+n) and [b, b+n) differ, or n.
+size_t firstDifference(const uint8_t* a, const uint8_t* b, size_t n) {
+  if (std::memcmp(a, b, n) == 0) return n;
+  return static_cast<size_t>(std::mismatch(a, a + n, b).first - a);
+}
+
+class IbSubstituteMpTest : public test::MultiProcessTest {
+ protected:
+  void SetUp() override {
+    MultiProcessTest::SetUp();
+    if (anyRank(!test::ibSubstituteLoaded())) {
+      GTEST_SKIP() << "needs the substitute verbs provider in MSCCLPP_IBV_SO on every rank (set by ctest)";
+    }
+    next = (rank + 1) % nRanks;
+    prev = (rank + nRanks - 1) % nRanks;
+  }
+  Transport ownTransport() const { return rank % 2 == 0 ? Transport::IB0 : Transport::IB1; }
+  EndpointConfig hostConfig() const { return {ownTransport(), DeviceType::CPU}; }
+
+  int next = 0;
+  int prev = 0;
+};
+
+}  // namespace
+
+TEST_F(IbSubstituteMpTest, WritesFromOneByteTo64MiBAtOddOffsetsArriveWholeAndNothingElseChanges) {
+  auto bootstrap = makeBootstrap();
+  Communicator comm(bootstrap);
+  // The tag names the sending rank, so with two ranks (next == prev) each link still pairs correctly.
+  auto toNext = comm.connect(hostConfig(), next, 10 + rank);
+  auto fromPrev = comm.connect(hostConfig(), prev, 10 + prev);
+  auto sendStub = comm.buildSemaphore(toNext.get(), next, 30 + rank);
+  auto recvStub = comm.buildSemaphore(fromPrev.get(), prev, 30 + prev);
+  Host2HostSemaphore sendSide(sendStub.get());
+  Host2HostSemaphore recvSide(recvStub.get());
+  Connection connection = toNext.get();
+  struct Case {
+    uint64_t size, srcOffset, dstOffset;
+  };
+  const Case cases[] = {{1, 0, 0},       {1, 7, 63},           {3, 1, 5},              {4095, 3, 1},
+                        {65537, 11, 13}, {(1 << 20) + 7, 5, 3}, {(64 << 20) - 5, 1, 63}, {64 << 20, 0, 0}};
+  // Every buffer extends 64 bytes past the largest offset + size: the bytes around a write are checked too.
+  constexpr uint64_t kMargin = 128;
+  int round = 0;
+  for (const Case& c : cases) {
+    ++round;
+    const uint64_t bytes = c.size + kMargin;
+    const uint32_t backgroundSeed = 1000 + round * 17 + rank;
+    PatternBuffer src(bytes, round * 31 + rank), peerSrc(bytes, round * 31 + prev);  // peerSrc: what prev sends
+    PatternBuffer inbox(bytes, backgroundSeed), background(bytes, backgroundSeed);
+    RegisteredMemory srcMem = comm.registerMemory(src.data(), bytes, ownTransport());
+    RegisteredMemory inboxMem = comm.registerMemory(inbox.data(), bytes, ownTransport());
+    comm.sendMemory(inboxMem, prev, 100 + round);
+    RegisteredMemory nextInbox = comm.recvMemory(next, 100 + round).get();
+    connection.write(nextInbox, c.dstOffset, srcMem, c.srcOffset, c.size);
+    connection.flush();
+    sendSide.signal();
+    recvSide.wait();
+    const uint64_t end = c.dstOffset + c.size;
+    EXPECT_EQ(firstDifference(inbox.data(), background.data(), c.dstOffset), c.dstOffset)
+        << "a byte before the write changed (" << c.size << " bytes at offset " << c.dstOffset << ")";
+    EXPECT_EQ(firstDifference(inbox.data() + c.dstOffset, peerSrc.data() + c.srcOffset, c.size), c.size)
+        << "first wrong byte of " << c.size << " bytes from offset " << c.srcOffset << " to offset " << c.dstOffset;
+    EXPECT_EQ(firstDifference(inbox.data() + end, background.data() + end, bytes - end), bytes - end)
+        << "a byte after the write changed (" << c.size << " bytes at offset " << c.dstOffset << ")";
+    bootstrap->barrier();  // the peer's writes into this inbox are done before it is freed
+  }
+}
+
+TEST_F(IbSubstituteMpTest, AWaiterThatSeesTheTokenSeesEveryWriteBeforeIt) {
+  auto bootstrap = makeBootstrap();
+  Communicator comm(bootstrap);
+  constexpr int kRounds = 200;
+  constexpr size_t kSlot = 4096 + 8;
+  PatternBuffer src(kRounds * kSlot, rank + 1), expected(kRounds * kSlot, prev + 1);
+  std::vector<uint8_t> inbox(kRounds * kSlot, 0);
+  uint64_t token = 0, counter = 0;
+  RegisteredMemory srcMem = comm.registerMemory(src.data(), src.size(), ownTransport());
+  RegisteredMemory inboxMem = comm.registerMemory(inbox.data(), inbox.size(), ownTransport());
+  RegisteredMemory tokenMem = comm.registerMemory(&token, sizeof(token), ownTransport());
+  auto toNext = comm.connect(hostConfig(), next, 10 + rank);
+  auto fromPrev = comm.connect(hostConfig(), prev, 10 + prev);
+  comm.sendMemory(inboxMem, prev, 20);
+  comm.sendMemory(tokenMem, prev, 21);
+  RegisteredMemory nextInbox = comm.recvMemory(next, 20).get();
+  RegisteredMemory nextToken = comm.recvMemory(next, 21).get();
+  Connection connection = toNext.get();
+  fromPrev.get();
+  bootstrap->barrier();
+  std::thread sender([&] {
+    for (int r = 0; r < kRounds; ++r) {
+      connection.write(nextInbox, r * kSlot, srcMem, r * kSlot, kSlot);
+      connection.updateAndSync(nextToken, 0, &counter, r + 1);
+    }
+    connection.flush();
+  });
+  // Whatever round the token names, that round's slot and all before it are complete.
+  uint64_t seen = 0;
+  size_t bad = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (seen < kRounds && std::chrono::steady_clock::now() < deadline) {
+    uint64_t now = __atomic_load_n(&token, __ATOMIC_ACQUIRE);
+    for (; seen < now; ++seen) {
+      bad += firstDifference(&inbox[seen * kSlot], expected.data() + seen * kSlot, kSlot) != kSlot;
+    }
+  }
+  sender.join();
+  EXPECT_EQ(seen, static_cast<uint64_t>(kRounds));
+  EXPECT_EQ(bad, 0u) << "slots incomplete when their token was seen";
+  EXPECT_EQ(counter, static_cast<uint64_t>(kRounds));
+  bootstrap->barrier();
+}
+
+TEST_F(IbSubstituteMpTest, Host2HostSemaphorePingPongKeepsCountsOverManyRounds) {
+  auto bootstrap = makeBootstrap();
+  Communicator comm(bootstrap);
+  auto toNext = comm.connect(hostConfig(), next, 100 + rank);
+  auto fromPrev = comm.connect(hostConfig(), prev, 100 + prev);
+  auto sendStub = comm.buildSemaphore(toNext.get(), next, 100 + rank);
+  auto recvStub = comm.buildSemaphore(fromPrev.get(), prev, 100 + prev);
+  Host2HostSemaphore sendSide(sendStub.get());
+  Host2HostSemaphore recvSide(recvStub.get());
+  for (int round = 0; round < 500; ++round) {
+    if (rank == 0) {
+      sendSide.signal();
+      recvSide.wait();
+    } else {
+      recvSide.wait();
+      sendSide.signal();
+    }
+  }
+  EXPECT_FALSE(recvSide.poll());
+  bootstrap->barrier();
+}
+
+TEST_F(IbSubstituteMpTest, AQpInErrorFailsItsOwnFlushAndThePeersWritesIntoIt) {
+  auto bootstrap = makeBootstrap();
+  Communicator comm(bootstrap);
+  std::vector<uint8_t> buffer(1 << 16, 1);
+  RegisteredMemory mem = comm.registerMemory(buffer.data(), buffer.size(), ownTransport());
+  auto toNext = comm.connect(hostConfig(), next, 10 + rank);
+  auto fromPrev = comm.connect(hostConfig(), prev, 10 + prev);
+  comm.sendMemory(mem, prev, 20);
+  RegisteredMemory nextMem = comm.recvMemory(next, 20).get();
+  Connection connection = toNext.get();
+  fromPrev.get();
+  connection.write(nextMem, 0, mem, 0, buffer.size());
+  connection.flush();
+  bootstrap->barrier();
+  // Rank 0's QPs go to ERR: its own writes are flushed, and its peer's writes into it go unanswered.
+  if (rank == 0) test::ibSubstituteInject("qp-error");
+  bootstrap->barrier();
+  const bool failed = rank == 0 || next == 0;
+  if (failed) {
+    connection.write(nextMem, 0, mem, 0, buffer.size());
+    bool matched = false;
+    std::string what = test::errorOf([&] { connection.flush(30 * 1000 * 1000); }, ErrorCode::SystemError, &matched);
+    EXPECT_TRUE(matched) << what;
+    EXPECT_NE(what.find(rank == 0 ? "Flushed" : "transport retry counter exceeded"), std::string::npos) << what;
+  } else {
+    connection.write(nextMem, 0, mem, 0, buffer.size());
+    EXPECT_NO_THROW(connection.flush(30 * 1000 * 1000));
+  }
+  bootstrap->barrier();
+}
