@@ -195,12 +195,12 @@ std::ostream& operator<<(std::ostream& os, const Device& device);
 int getIBDeviceCount();
 
 /// The device that `ibTransport` (IB0..IB7) stands for: entry i of MSCCLPP_HCA_DEVICES, else the i-th
-/// verbs device. Throws Error(InvalidUsage) for another transport or an index without a device; "" in
-/// a build without IB.
+/// verbs device. Throws Error(InvalidUsage) for another transport or an index without a device, and
+/// always in a build without IB.
 std::string getIBDeviceName(Transport ibTransport);
 
 /// The IB transport that stands for device `ibDeviceName`. Throws Error(InvalidUsage) when no IB0..IB7
-/// does; Transport::Unknown in a build without IB.
+/// does, which in a build without IB is always.
 Transport getIBTransportByDeviceName(const std::string& ibDeviceName);
 
 /// How to create an Endpoint. Written so that `Transport::CudaIpc` or `{Transport::Ethernet,

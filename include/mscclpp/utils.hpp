@@ -29,16 +29,10 @@ inline void hashCombine(std::size_t& seed, const T& value) {
 /// Throws Error(InvalidUsage) for `maxlen` < 1 and Error(SystemError) if gethostname fails.
 std::string getHostName(int maxlen, const char delim);
 
-/// The number of InfiniBand devices usable by this library. This build has no IB transport, so it
-/// is always 0.
+/// The InfiniBand device lookup, declared here as well as in core.hpp (as the reference does); see
+/// core.hpp for what each returns.
 int getIBDeviceCount();
-
-/// The name of the InfiniBand device behind `ibTransport` (IB0 is the first device, ...). Throws
-/// Error(InvalidUsage) when there is no such device, which in this build (no IB transport) is always.
 std::string getIBDeviceName(Transport ibTransport);
-
-/// The IB transport (IB0..IB7) of the device named `ibDeviceName`. Throws Error(InvalidUsage) when
-/// there is no such device, which in this build (no IB transport) is always.
 Transport getIBTransportByDeviceName(const std::string& ibDeviceName);
 
 }  // namespace mscclpp

@@ -61,25 +61,3 @@ TEST(UtilsTest, HashCombineDependsOnTheValuesAndTheirOrder) {
   EXPECT_EQ(ab, again);
 }
 
-TEST(UtilsTest, ThereAreNoIbDevicesWithoutAnIbTransport) { EXPECT_EQ(getIBDeviceCount(), 0); }
-
-TEST(UtilsTest, IbDeviceNameLookupSaysThereIsNoDevice) {
-  try {
-    getIBDeviceName(Transport::IB0);
-    FAIL() << "getIBDeviceName did not throw";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.getErrorCode(), ErrorCode::InvalidUsage);
-    EXPECT_NE(std::string(e.what()).find("no InfiniBand device"), std::string::npos) << e.what();
-  }
-  EXPECT_THROW(getIBDeviceName(Transport::CudaIpc), Error);
-}
-
-TEST(UtilsTest, IbTransportLookupSaysThereIsNoDevice) {
-  try {
-    getIBTransportByDeviceName("mlx5_0");
-    FAIL() << "getIBTransportByDeviceName did not throw";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.getErrorCode(), ErrorCode::InvalidUsage);
-    EXPECT_NE(std::string(e.what()).find("mlx5_0"), std::string::npos) << e.what();
-  }
-}

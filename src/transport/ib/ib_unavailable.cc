@@ -39,9 +39,17 @@ const TransportFactory& ibTransportFactory() {
   return factory;
 }
 
+// No devices; a lookup throws rather than answer with "" or Transport::Unknown, which callers would
+// carry on with.
 int getIBDeviceCount() { return 0; }
-std::string getIBDeviceName(Transport) { return ""; }
-Transport getIBTransportByDeviceName(const std::string&) { return Transport::Unknown; }
+
+std::string getIBDeviceName(Transport ibTransport) {
+  MSCCLPP_THROW(InvalidUsage, "getIBDeviceName(", ibTransport, "): IB is not available in this build");
+}
+
+Transport getIBTransportByDeviceName(const std::string& ibDeviceName) {
+  MSCCLPP_THROW(InvalidUsage, "getIBTransportByDeviceName(\"", ibDeviceName, "\"): IB is not available in this build");
+}
 
 }  // namespace mscclpp
 
