@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <mscclpp/utils.hpp>
 #include <vector>
 
@@ -13,9 +14,10 @@ namespace mscclpp {
 
 std::string getHostName(int maxlen, const char delim) {
   MSCCLPP_CHECK_USAGE(maxlen >= 1, "getHostName: maxlen must be at least 1, got ", maxlen);
-  // gethostname may leave a name that fills the buffer unterminated, so the buffer has one spare byte.
-  std::vector<char> buffer(static_cast<size_t>(maxlen) + 1, '\0');
-  if (gethostname(buffer.data(), static_cast<size_t>(maxlen)) != 0) {
+  // The whole name is read and then cut: glibc's gethostname fails with ENAMETOOLONG instead of
+  // truncating when the buffer is short.
+  std::vector<char> buffer(HOST_NAME_MAX + 1, '\0');
+  if (gethostname(buffer.data(), buffer.size() - 1) != 0) {
     MSCCLPP_THROW(SystemError, "gethostname failed: ", errnoName(errno));
   }
   std::string name(buffer.data());
