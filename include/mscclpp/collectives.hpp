@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -137,6 +138,9 @@ struct Config {
   size_t llMaxBytes = 0;
   /// Forces one algorithm for every collective that has it (MSCCLPP_COLL_ALGO=ll|staged).
   Algorithm forceAlgorithm = Algorithm::Auto;
+  /// When set, asked first for every call with the collective, the per-pair segment bytes and the
+  /// rank count; returning Auto leaves the choice to the table. Must answer the same on every rank.
+  std::function<Algorithm(Collective, size_t, int)> selector;
 };
 
 /// One rank's view of a group of ranks that run collectives together.
