@@ -175,7 +175,8 @@ TEST(CollectivesTiling, AllReduceChunksCoverTheMessageAndStayAligned) {
         const uint64_t c = allReduceChunkElems(count, es, n);
         EXPECT_EQ((c * es) % 16, 0u);
         EXPECT_GE(c * n, count);
-        EXPECT_LT(c * (n - 1), count + c) << "at most one chunk more than needed";
+        const uint64_t fair = (count + n - 1) / n;
+        EXPECT_LT(c - fair, 16u / es) << "the smallest 16-byte multiple that holds a fair share";
       }
     }
   }
@@ -251,9 +252,10 @@ TEST(CollectivesReference, FloatsRoundOnceFromDouble) {
 
 TEST(CollectivesReference, ToleranceIsZeroForIntegersAndOneUlpForFloats) {
   EXPECT_EQ(mscclpp::test::tolerance(DataType::Int32, 5), 0);
-  const __half a = __float2half(1024.f), b = __float2half(1025.f), c = __float2half(1026.f);
-  EXPECT_FALSE(mscclpp::test::matches(DataType::Float16, &b, &a)) << "1025 is not a half";
-  EXPECT_TRUE(mscclpp::test::matches(DataType::Float16, &c, &a));
+  // Halves between 2048 and 4096 are 2 apart: one unit in the last place passes, two do not.
+  const __half a = __float2half(2048.f), b = __float2half(2050.f), c = __float2half(2052.f);
+  EXPECT_TRUE(mscclpp::test::matches(DataType::Float16, &b, &a));
+  EXPECT_FALSE(mscclpp::test::matches(DataType::Float16, &c, &a));
   const int32_t x = 4, y = 5;
   EXPECT_FALSE(mscclpp::test::matches(DataType::Int32, &x, &y));
 }

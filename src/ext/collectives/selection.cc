@@ -4,6 +4,7 @@
 #include "ext/collectives/selection.hpp"
 
 #include <cerrno>
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -49,7 +50,7 @@ Config resolveConfig(const Config& config, int ranksPerGpu, const EnvLookup& loo
       c.maxBlocks = static_cast<int>(parseSize("MSCCLPP_COLL_MAX_BLOCKS", v));
     } else {
       const int share = kResidentBlocksPerGpu / (ranksPerGpu > 0 ? ranksPerGpu : 1);
-      c.maxBlocks = share < kMaxBlocksPerLaunch ? share : kMaxBlocksPerLaunch;
+      c.maxBlocks = std::max(1, std::min(share, kMaxBlocksPerLaunch));
     }
   }
   MSCCLPP_CHECK_USAGE(c.maxBlocks >= 1 && c.maxBlocks <= 1024, "maxBlocks must be in [1, 1024], got ", c.maxBlocks);
