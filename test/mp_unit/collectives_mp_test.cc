@@ -92,14 +92,10 @@ class CollectivesMpTest : public MultiProcessTest {
       shared().coll = std::make_unique<Collectives>(shared().comm);
       shared().second = std::make_unique<Collectives>(shared().comm);
     }
-    return true;
+    return !anyRank(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess);
   }
   Collectives& coll() { return *shared().coll; }
 
-  void SetUp() override {
-    MultiProcessTest::SetUp();
-    CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  }
   void TearDown() override {
     if (stream) (void)cudaStreamDestroy(stream);
   }
