@@ -167,7 +167,8 @@ inline void referenceReduce(DataType type, ReduceOp::Kind op, const std::vector<
                             const void* scalar, void* out) {
   const int n = static_cast<int>(inputs.size());
   if (isIntegral(type)) {
-    const uint64_t mask = collectives::dataTypeSize(type) == 8 ? ~0ull : (1ull << (8 * collectives::dataTypeSize(type))) - 1;
+    const uint64_t mask =
+        collectives::dataTypeSize(type) == 8 ? ~0ull : (1ull << (8 * collectives::dataTypeSize(type))) - 1;
     const uint64_t s = scalar ? intBits(type, scalar) : 1;
     uint64_t acc = 0;
     for (int q = 0; q < n; ++q) {
@@ -185,10 +186,10 @@ inline void referenceReduce(DataType type, ReduceOp::Kind op, const std::vector<
           break;
         case ReduceOp::Kind::Max:
         case ReduceOp::Kind::Min: {
-          const bool less = isSigned(type) ? signedValue(type, x & mask) < signedValue(type, acc & mask)
-                                           : (x & mask) < (acc & mask);
-          const bool greater = isSigned(type) ? signedValue(type, x & mask) > signedValue(type, acc & mask)
-                                              : (x & mask) > (acc & mask);
+          const bool less =
+              isSigned(type) ? signedValue(type, x & mask) < signedValue(type, acc & mask) : (x & mask) < (acc & mask);
+          const bool greater =
+              isSigned(type) ? signedValue(type, x & mask) > signedValue(type, acc & mask) : (x & mask) > (acc & mask);
           if (q == 0 || (op == ReduceOp::Kind::Min ? less : greater)) acc = x;
           break;
         }

@@ -118,12 +118,12 @@ class CollectivesMpTest : public MultiProcessTest {
   cudaStream_t stream = nullptr;
 };
 
-#define COLL_REQUIRE_GPU()                                         \
-  do {                                                             \
-    if (!ready()) {                                                \
-      MSCCLPP_REQUIRE_GPU();                                       \
-      GTEST_SKIP() << "another rank has no usable GPU";            \
-    }                                                              \
+#define COLL_REQUIRE_GPU()                              \
+  do {                                                  \
+    if (!ready()) {                                     \
+      MSCCLPP_REQUIRE_GPU();                            \
+      GTEST_SKIP() << "another rank has no usable GPU"; \
+    }                                                   \
   } while (0)
 
 // ---- the matrix ----
@@ -238,8 +238,7 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
   }
   const bool hasInput = collective != Collective::Broadcast || r == root;
   const bool scatterRoot = collective != Collective::Scatter || r == root;
-  const bool recvIsInput =
-      inPlace && (collective == Collective::ReduceScatter || collective == Collective::Scatter);
+  const bool recvIsInput = inPlace && (collective == Collective::ReduceScatter || collective == Collective::Scatter);
   const bool inputCopied = hasInput && scatterRoot && sendElems > 0;
   if (inputCopied) CUDA_OK(cudaMemcpy(send, inputs[r].data(), sendElems * es, cudaMemcpyHostToDevice));
 
@@ -359,7 +358,8 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
 
 std::string matrixName(const ::testing::TestParamInfo<MatrixParam>& info) {
   const auto [c, t, op, size, inPlace] = info.param;
-  std::string name = std::string(mscclpp::collectives::collectiveName(c)) + "_" + mscclpp::collectives::dataTypeName(t) + "_";
+  std::string name =
+      std::string(mscclpp::collectives::collectiveName(c)) + "_" + mscclpp::collectives::dataTypeName(t) + "_";
   if (reduces(c)) name += std::string(mscclpp::collectives::reduceOpName(op)) + "_";
   return name + sizeName(size) + (inPlace ? "_inplace" : "_outofplace");
 }
@@ -378,9 +378,9 @@ std::vector<MatrixParam> matrixCases() {
         if (!reduces(c) && op != ReduceOp::Kind::Sum) continue;
         for (Size size : {Size::Zero, Size::One, Size::Odd, Size::Page, Size::MiBPlus3, Size::Big}) {
           // 64 MiB: the bandwidth paths for a few types, one reduction; the small sizes cover the rest.
-          if (size == Size::Big && !(op == ReduceOp::Kind::Sum &&
-                                     (type == DataType::Float32 || type == DataType::Bfloat16 ||
-                                      (type == DataType::Int8 && c == Collective::AllReduce)))) {
+          if (size == Size::Big &&
+              !(op == ReduceOp::Kind::Sum && (type == DataType::Float32 || type == DataType::Bfloat16 ||
+                                              (type == DataType::Int8 && c == Collective::AllReduce)))) {
             continue;
           }
           for (bool inPlace : {false, true}) cases.emplace_back(c, type, op, size, inPlace);
@@ -427,9 +427,9 @@ TEST_F(CollectivesMpTest, GraphReplayedAThousandTimesKeepsWorking) {
     CUDA_OK(cudaStreamSynchronize(stream));
     std::vector<float> got(count);
     CUDA_OK(cudaMemcpy(got.data(), recv.ptr, count * 4, cudaMemcpyDeviceToHost));
-    EXPECT_EQ(got, expectedSum(nRanks, count, 11)) << count << " elements, "
-                                                   << mscclpp::collectives::algorithmName(coll().algorithmFor(
-                                                          Collective::AllReduce, count * 4));
+    EXPECT_EQ(got, expectedSum(nRanks, count, 11))
+        << count << " elements, "
+        << mscclpp::collectives::algorithmName(coll().algorithmFor(Collective::AllReduce, count * 4));
     (void)cudaGraphExecDestroy(exec);
     (void)cudaGraphDestroy(graph);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -457,8 +457,7 @@ TEST_F(CollectivesMpTest, TwoObjectsInFlightOnTwoStreams) {
   std::vector<char> gotB(count * 4 * nRanks);
   CUDA_OK(cudaMemcpy(gotB.data(), recvB.ptr, gotB.size(), cudaMemcpyDeviceToHost));
   for (int q = 0; q < nRanks; ++q) {
-    EXPECT_EQ(std::memcmp(gotB.data() + q * count * 4, testInputs(DataType::Float32, q, count, 5).data(), count * 4),
-              0)
+    EXPECT_EQ(std::memcmp(gotB.data() + q * count * 4, testInputs(DataType::Float32, q, count, 5).data(), count * 4), 0)
         << "all-gather part of rank " << q;
   }
   (void)cudaStreamDestroy(other);

@@ -17,7 +17,6 @@
 #include "ext/collectives/selection.hpp"
 #include "ext/collectives/tiling.hpp"
 
-
 using namespace mscclpp::collectives;
 using mscclpp::collectives::DataType;
 using mscclpp::collectives::ReduceOp;
@@ -245,8 +244,8 @@ TEST(CollectivesReference, FloatsRoundOnceFromDouble) {
   const float two = 2.f;
   EXPECT_EQ(reduceOf<float>(DataType::Float32, ReduceOp::Kind::PreMulSum, {1.f, -3.f}, &two), -4.f);
   // 17 is not an e4m3 value: 1.0625 * 16 needs 4 mantissa bits; it rounds to 16.
-  const __nv_fp8_e4m3 f = reduceOf<__nv_fp8_e4m3>(DataType::Fp8E4M3, ReduceOp::Kind::Sum,
-                                                  {__nv_fp8_e4m3(8.f), __nv_fp8_e4m3(9.f)});
+  const __nv_fp8_e4m3 f =
+      reduceOf<__nv_fp8_e4m3>(DataType::Fp8E4M3, ReduceOp::Kind::Sum, {__nv_fp8_e4m3(8.f), __nv_fp8_e4m3(9.f)});
   EXPECT_EQ(static_cast<float>(f), 16.f);
 }
 

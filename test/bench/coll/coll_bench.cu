@@ -39,13 +39,13 @@ using mscclpp::collectives::ReduceOp;
 
 namespace {
 
-#define BENCH_CUDA(cmd)                                                                  \
-  do {                                                                                   \
-    cudaError_t e_ = (cmd);                                                              \
-    if (e_ != cudaSuccess) {                                                             \
+#define BENCH_CUDA(cmd)                                                                                  \
+  do {                                                                                                   \
+    cudaError_t e_ = (cmd);                                                                              \
+    if (e_ != cudaSuccess) {                                                                             \
       std::fprintf(stderr, "%s failed: %s (%s:%d)\n", #cmd, cudaGetErrorString(e_), __FILE__, __LINE__); \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                      \
-    }                                                                                    \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                                      \
+    }                                                                                                    \
   } while (0)
 
 struct Options {
@@ -112,17 +112,28 @@ Options parse(int argc, char** argv, int rank) {
       ++i;
       return v;
     };
-    if (a == "-b") o.minBytes = parseSize(need());
-    else if (a == "-e") o.maxBytes = parseSize(need());
-    else if (a == "-f") o.factor = std::atof(need());
-    else if (a == "-n") o.iters = std::atoi(need());
-    else if (a == "-w") o.warmup = std::atoi(need());
-    else if (a == "-c") o.check = std::atoi(need());
-    else if (a == "-G") o.graphLaunches = std::atoi(need());
-    else if (a == "-r") o.root = std::atoi(need());
-    else if (a == "-z") o.blocking = std::atoi(need());
-    else if (a == "-g") o.gpus = std::atoi(need());
-    else if (a == "-C") o.coll = need();
+    if (a == "-b")
+      o.minBytes = parseSize(need());
+    else if (a == "-e")
+      o.maxBytes = parseSize(need());
+    else if (a == "-f")
+      o.factor = std::atof(need());
+    else if (a == "-n")
+      o.iters = std::atoi(need());
+    else if (a == "-w")
+      o.warmup = std::atoi(need());
+    else if (a == "-c")
+      o.check = std::atoi(need());
+    else if (a == "-G")
+      o.graphLaunches = std::atoi(need());
+    else if (a == "-r")
+      o.root = std::atoi(need());
+    else if (a == "-z")
+      o.blocking = std::atoi(need());
+    else if (a == "-g")
+      o.gpus = std::atoi(need());
+    else if (a == "-C")
+      o.coll = need();
     else if (a == "-d") {
       if (!parseType(need(), o.type)) {
         if (rank == 0) std::fprintf(stderr, "unknown type %s\n", v);
@@ -134,7 +145,8 @@ Options parse(int argc, char** argv, int rank) {
         MPI_Abort(MPI_COMM_WORLD, 2);
       }
     } else {
-      if (rank == 0) std::fprintf(stderr, "unknown option %s (see the comment at the top of coll_bench.cu)\n", a.c_str());
+      if (rank == 0)
+        std::fprintf(stderr, "unknown option %s (see the comment at the top of coll_bench.cu)\n", a.c_str());
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
   }
@@ -261,20 +273,24 @@ struct CollInfo {
 };
 
 const CollInfo kColls[] = {
-    {Collective::AllReduce, "allreduce", true, false},   {Collective::AllGather, "allgather", false, false},
-    {Collective::ReduceScatter, "reducescatter", true, false}, {Collective::Broadcast, "broadcast", false, true},
-    {Collective::Reduce, "reduce", true, true},           {Collective::AllToAll, "alltoall", false, false},
-    {Collective::Gather, "gather", false, true},          {Collective::Scatter, "scatter", false, true},
+    {Collective::AllReduce, "allreduce", true, false},
+    {Collective::AllGather, "allgather", false, false},
+    {Collective::ReduceScatter, "reducescatter", true, false},
+    {Collective::Broadcast, "broadcast", false, true},
+    {Collective::Reduce, "reduce", true, true},
+    {Collective::AllToAll, "alltoall", false, false},
+    {Collective::Gather, "gather", false, true},
+    {Collective::Scatter, "scatter", false, true},
     {Collective::SendRecv, "sendrecv", false, false},
 };
 
 /// nccl-tests' conventions: `size` is the bytes of the larger buffer; count is per rank's part.
 struct Shape {
-  uint64_t count = 0;       // the count argument of the call
+  uint64_t count = 0;  // the count argument of the call
   uint64_t sendElems = 0;
   uint64_t recvElems = 0;
   double busFactor = 1;
-  double floorBytes = 0;    // bytes one rank must read plus write
+  double floorBytes = 0;  // bytes one rank must read plus write
 };
 
 Shape shapeOf(Collective c, size_t bytes, size_t es, int n) {
@@ -434,7 +450,8 @@ struct Bench {
         break;
       case Collective::Gather:
         check = rank == o.root;
-        if (check) for (int q = 0; q < nRanks; ++q) std::memcpy(want.data() + q * part, inputs[q].data(), part);
+        if (check)
+          for (int q = 0; q < nRanks; ++q) std::memcpy(want.data() + q * part, inputs[q].data(), part);
         break;
       case Collective::Broadcast:
         std::memcpy(want.data(), inputs[o.root].data(), part);
@@ -453,7 +470,8 @@ struct Bench {
     }
     long long bad = 0;
     if (check) {
-      for (size_t i = 0; i < got.size() / es; ++i) bad += !mscclpp::test::matches(o.type, got.data() + i * es, want.data() + i * es);
+      for (size_t i = 0; i < got.size() / es; ++i)
+        bad += !mscclpp::test::matches(o.type, got.data() + i * es, want.data() + i * es);
     }
     long long total = 0;
     MPI_Allreduce(&bad, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -497,7 +515,8 @@ struct Bench {
           // NCCL's in-place forms: the rank's part of the larger buffer.
           send = recvBuf;
           if (ci.coll == Collective::AllGather || ci.coll == Collective::Gather) send = recvBuf + rank * s.count * es;
-          if (ci.coll == Collective::ReduceScatter || ci.coll == Collective::Scatter) recv = recvBuf + rank * s.count * es;
+          if (ci.coll == Collective::ReduceScatter || ci.coll == Collective::Scatter)
+            recv = recvBuf + rank * s.count * es;
         }
         if (s.sendElems) BENCH_CUDA(cudaMemcpy(send, inputs[rank].data(), s.sendElems * es, cudaMemcpyHostToDevice));
         if (o.check) {
