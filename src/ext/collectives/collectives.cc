@@ -1,0 +1,495 @@
+// Copyright (c) 2026 The libmscclpp authors
+// SPDX-License-Identifier: MIT
+
+// The host side of Collectives: setup at construction (scratch registered and mapped by every peer,
+// counters), argument checks, the choice of algorithm and the launch. No call after construction
+// allocates, registers or talks to a peer's host, except registerBuffer/deregisterBuffer.
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mscclpp/collectives.hpp>
+#include <mscclpp/gpu_utils.hpp>
+#include <vector>
+
+#include "common/checks.hpp"
+#include "common/identity.hpp"
+#include "common/logger.hpp"
+#include "ext/collectives/kernels.hpp"
+#include "ext/collectives/selection.hpp"
+
+namespace mscclpp {
+namespace collectives {
+
+namespace {
+
+/// The Communicator tag of the collectives' setup messages, apart from tag 0 that users start with.
+constexpr int kSetupTag = 0x436f6c6c;
+
+/// What every rank tells the others at construction.
+struct RankInfo {
+  uint64_t hostHash;
+  uint64_t gpuHash;
+};
+
+bool elementAligned(const void* ptr, size_t elemSize) { return (reinterpret_cast<uintptr_t>(ptr) % elemSize) == 0; }
+
+}  // namespace
+
+uint64_t oneBits(DataType type) {
+  uint64_t bits = 0;
+  switch (type) {
+    case DataType::Int8:
+    case DataType::Uint8:
+    case DataType::Int32:
+    case DataType::Uint32:
+    case DataType::Int64:
+    case DataType::Uint64:
+      return 1;
+    case DataType::Float16:
+      return 0x3c00;
+    case DataType::Bfloat16:
+      return 0x3f80;
+    case DataType::Float32: {
+      const float one = 1.0f;
+      std::memcpy(&bits, &one, sizeof(one));
+      return bits;
+    }
+    case DataType::Float64: {
+      const double one = 1.0;
+      std::memcpy(&bits, &one, sizeof(one));
+      return bits;
+    }
+    case DataType::Fp8E4M3:
+      return 0x38;
+    case DataType::Fp8E5M2:
+      return 0x3c;
+  }
+  MSCCLPP_THROW(InvalidUsage, "unknown data type ", static_cast<int>(type));
+}
+
+ReduceSpec makeReduceSpec(const ReduceOp& op, DataType type) {
+  ReduceSpec spec;
+  spec.scalarBits = oneBits(type);
+  switch (op.kind) {
+    case ReduceOp::Kind::Sum:
+      spec.kind = ReduceSpec::Kind::Sum;
+      break;
+    case ReduceOp::Kind::Avg:
+      spec.kind = ReduceSpec::Kind::Sum;
+      spec.average = true;
+      break;
+    case ReduceOp::Kind::Prod:
+      spec.kind = ReduceSpec::Kind::Prod;
+      break;
+    case ReduceOp::Kind::Max:
+      spec.kind = ReduceSpec::Kind::Max;
+      break;
+    case ReduceOp::Kind::Min:
+      spec.kind = ReduceSpec::Kind::Min;
+      break;
+    case ReduceOp::Kind::PreMulSum:
+      spec.kind = ReduceSpec::Kind::Sum;
+      if (op.residence == ReduceOp::ScalarResidence::Device) {
+        MSCCLPP_CHECK_USAGE(op.deviceScalar != nullptr, "PreMulSum with a null device scalar");
+        spec.scalarPtr = op.deviceScalar;
+      } else {
+        MSCCLPP_CHECK_USAGE(op.residence == ReduceOp::ScalarResidence::Host, "PreMulSum without a scalar");
+        spec.scalarBits = op.hostScalarBits;
+      }
+      break;
+    default:
+      MSCCLPP_THROW(InvalidUsage, "unknown reduction ", static_cast<int>(op.kind));
+  }
+  return spec;
+}
+
+struct Collectives::Impl {
+  struct P2POp {
+    bool isSend;
+    int peer;
+    char* buf;
+    uint64_t bytes;
+  };
+
+  std::shared_ptr<Communicator> comm;
+  int rank = 0;
+  int nRanks = 0;
+  Config config;
+  ScratchLayout layout;
+  GpuBuffer<char> scratch;
+  RegisteredMemory localScratch;
+  std::vector<RegisteredMemory> peerScratch;
+  std::shared_ptr<uint64_t> barrierCounts;
+  std::shared_ptr<uint64_t> llEpochs;
+  DeviceState dev;
+  bool inGroup = false;
+  std::vector<P2POp> group;
+  cudaStream_t groupStream = nullptr;
+
+  Impl(std::shared_ptr<Communicator> c, const Config& requested);
+
+  static GpuBuffer<char> allocateScratch(const ScratchLayout& l) { return GpuBuffer<char>(l.totalBytes); }
+
+  void checkNotInGroup(const char* what) const {
+    MSCCLPP_CHECK_USAGE(!inGroup, what, " inside groupStart/groupEnd: only send and recv may be grouped");
+  }
+  void checkBuffer(const void* ptr, size_t bytes, DataType type, const char* what) const {
+    MSCCLPP_CHECK_USAGE(bytes == 0 || ptr != nullptr, what, ": null buffer for ", bytes, " bytes");
+    MSCCLPP_CHECK_USAGE(elementAligned(ptr, dataTypeSize(type)), what, ": buffer ", ptr, " is not aligned to its ",
+                        dataTypeName(type), " elements");
+  }
+  void checkRoot(int root, const char* what) const {
+    MSCCLPP_CHECK_USAGE(root >= 0 && root < nRanks, what, ": root ", root, " out of [0, ", nRanks, ")");
+  }
+  Algorithm choose(Collective collective, size_t segBytes) const {
+    return selectAlgorithm(collective, segBytes, nRanks, config, layout);
+  }
+  void copyLocal(void* dst, const void* src, size_t bytes, cudaStream_t stream) const {
+    if (bytes == 0 || dst == src) return;
+    MSCCLPP_CUDATHROW(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
+  }
+  void addEntry(PairPlan& plan, int peer, const void* send, uint64_t sendBytes, void* recv, uint64_t recvBytes) const {
+    if (sendBytes == 0 && recvBytes == 0) return;
+    MSCCLPP_CHECK_USAGE(plan.nEntries < kMaxPairEntries, "more than ", kMaxPairEntries,
+                        " transfers in one launch (group fewer send/recv calls)");
+    PairEntry& e = plan.entries[plan.nEntries++];
+    e.peer = peer;
+    e.send = static_cast<const char*>(send);
+    e.sendBytes = sendBytes;
+    e.recv = static_cast<char*>(recv);
+    e.recvBytes = recvBytes;
+  }
+};
+
+Collectives::Impl::Impl(std::shared_ptr<Communicator> c, const Config& requested) : comm(std::move(c)), scratch(0) {
+  MSCCLPP_CHECK_USAGE(comm != nullptr, "Collectives: null communicator");
+  std::shared_ptr<Bootstrap> bootstrap = comm->bootstrap();
+  rank = bootstrap->getRank();
+  nRanks = bootstrap->getNranks();
+  MSCCLPP_CHECK_USAGE(nRanks <= kMaxRanks, "Collectives: ", nRanks, " ranks; at most ", kMaxRanks, " are supported");
+
+  int device = 0;
+  MSCCLPP_CUDATHROW(cudaGetDevice(&device));
+  char busId[64] = {};
+  MSCCLPP_CUDATHROW(cudaDeviceGetPCIBusId(busId, sizeof(busId), device));
+  std::vector<RankInfo> infos(nRanks);
+  infos[rank].hostHash = getHostHash();
+  infos[rank].gpuHash = hashString(hostIdentity() + "/" + busId);
+  bootstrap->allGather(infos.data(), sizeof(RankInfo));
+  int ranksPerGpu = 1;
+  for (int r = 0; r < nRanks; ++r) {
+    MSCCLPP_CHECK_USAGE(infos[r].hostHash == infos[rank].hostHash, "Collectives: rank ", r,
+                        " is on another host; ranks of several hosts are not supported yet");
+    const int sharing = static_cast<int>(
+        std::count_if(infos.begin(), infos.end(), [&](const RankInfo& i) { return i.gpuHash == infos[r].gpuHash; }));
+    ranksPerGpu = std::max(ranksPerGpu, sharing);
+  }
+  config = resolveConfig(requested, ranksPerGpu, [](const char* name) { return std::getenv(name); });
+  layout = makeScratchLayout(nRanks, static_cast<uint32_t>(config.maxBlocks), config.llMaxBytes, config.scratchBytes);
+
+  scratch = allocateScratch(layout);
+  barrierCounts = detail::gpuCallocShared<uint64_t>(static_cast<size_t>(layout.maxBlocks) * nRanks);
+  llEpochs = detail::gpuCallocShared<uint64_t>(layout.maxBlocks);
+
+  localScratch = comm->registerMemory(scratch.data(), layout.totalBytes, Transport::CudaIpc);
+  for (int p = 0; p < nRanks; ++p) {
+    if (p != rank) comm->sendMemory(localScratch, p, kSetupTag);
+  }
+  std::vector<std::shared_future<RegisteredMemory>> futures(nRanks);
+  for (int p = 0; p < nRanks; ++p) {
+    if (p != rank) futures[p] = comm->recvMemory(p, kSetupTag);
+  }
+  peerScratch.resize(nRanks);
+  dev.layout = layout;
+  dev.rank = rank;
+  dev.nRanks = nRanks;
+  dev.barrierCounts = barrierCounts.get();
+  dev.llEpochs = llEpochs.get();
+  for (int p = 0; p < nRanks; ++p) {
+    if (p == rank) {
+      dev.scratch[p] = scratch.data();
+      continue;
+    }
+    peerScratch[p] = futures[p].get();
+    dev.scratch[p] = static_cast<char*>(peerScratch[p].data());
+    MSCCLPP_CHECK_USAGE(dev.scratch[p] != nullptr, "Collectives: the scratch of rank ", p,
+                        " cannot be mapped here over CudaIpc");
+  }
+  // Nobody may write into a peer's scratch before that peer has it mapped and zeroed.
+  bootstrap->barrier();
+  LOG_INFO(EXEC, "collectives: rank ", rank, "/", nRanks, ", ", ranksPerGpu, " rank(s) per GPU, ", config.maxBlocks,
+           " blocks, scratch ", layout.totalBytes, " bytes (staged slot ", layout.stagedSlotBytes, ", LL slot ",
+           layout.llSlotPackets, " packets)");
+}
+
+Collectives::Collectives(std::shared_ptr<Communicator> communicator, const Config& config)
+    : pimpl_(std::make_unique<Impl>(std::move(communicator), config)) {}
+
+Collectives::~Collectives() = default;
+
+int Collectives::rank() const { return pimpl_->rank; }
+int Collectives::nRanks() const { return pimpl_->nRanks; }
+const Config& Collectives::config() const { return pimpl_->config; }
+
+Algorithm Collectives::algorithmFor(Collective collective, size_t bytes) const {
+  return pimpl_->choose(collective, bytes);
+}
+
+void Collectives::allReduce(const void* send, void* recv, size_t count, DataType type, const ReduceOp& op,
+                            cudaStream_t stream) {
+  Impl& m = *pimpl_;
+  m.checkNotInGroup("allReduce");
+  const size_t bytes = count * dataTypeSize(type);
+  m.checkBuffer(send, bytes, type, "allReduce send");
+  m.checkBuffer(recv, bytes, type, "allReduce recv");
+  const ReduceSpec spec = makeReduceSpec(op, type);
+  if (count == 0) return;
+  if (m.choose(Collective::AllReduce, bytes) == Algorithm::LLOneShot) {
+    launchLLAllReduce(m.dev, send, recv, count, type, spec, stream);
+  } else {
+    launchStagedAllReduce(m.dev, send, recv, count, type, spec, stream);
+  }
+}
+
+void Collectives::reduceScatter(const void* send, void* recv, size_t count, DataType type, const ReduceOp& op,
+                                cudaStream_t stream) {
+  Impl& m = *pimpl_;
+  m.checkNotInGroup("reduceScatter");
+  const size_t bytes = count * dataTypeSize(type);
+  m.checkBuffer(send, bytes * m.nRanks, type, "reduceScatter send");
+  m.checkBuffer(recv, bytes, type, "reduceScatter recv");
+  const ReduceSpec spec = makeReduceSpec(op, type);
+  if (count == 0) return;
+  if (m.choose(Collective::ReduceScatter, bytes) == Algorithm::LLOneShot) {
+    launchLLReduceScatter(m.dev, send, recv, count, type, spec, stream);
+  } else {
+    launchStagedReduceScatter(m.dev, send, recv, count, type, spec, stream);
+  }
+}
+
+void Collectives::reduce(const void* send, void* recv, size_t count, DataType type, const ReduceOp& op, int root,
+                         cudaStream_t stream) {
+  Impl& m = *pimpl_;
+  m.checkNotInGroup("reduce");
+  m.checkRoot(root, "reduce");
+  const size_t bytes = count * dataTypeSize(type);
+  m.checkBuffer(send, bytes, type, "reduce send");
+  if (m.rank == root) m.checkBuffer(recv, bytes, type, "reduce recv");
+  const ReduceSpec spec = makeReduceSpec(op, type);
+  if (count == 0) return;
+  launchStagedReduce(m.dev, send, recv, count, type, spec, root, stream);
+}
+
+void Collectives::allGather(const void* send, void* recv, size_t count, DataType type, cudaStream_t stream) {
+  Impl& m = *pimpl_;
+  m.checkNotInGroup("allGather");
+  const size_t bytes = count * dataTypeSize(type);
+  m.checkBuffer(send, bytes, type, "allGather send");
+  m.checkBuffer(recv, bytes * m.nRanks, type, "allGather recv");
+  if (count == 0) return;
+  char* out = static_cast<char*>(recv);
+  if (m.choose(Collective::AllGather, bytes) == Algorithm::LLOneShot) {
+    launchLLAllGather(m.dev, send, recv, bytes, stream);
+    return;
+  }
+  m.copyLocal(out + m.rank * bytes, send, bytes, stream);
+  PairPlan plan;
+  for (int p = 0; p < m.nRanks; ++p) {
+    if (p != m.rank) m.addEntry(plan, p, send, bytes, out + p * bytes, bytes);
+  }
+  launchPairwise(m.dev, plan, stream);
+}
+
+void Collectives::allToAll(const void* send, void* recv, size_t count, DataType type, cudaStream_t stream) {
+  Impl& m = *pimpl_;
+  m.checkNotInGroup("allToAll");
+  const size_t bytes = count * dataTypeSize(type);
+  m.checkBuffer(send, bytes * m.nRanks, type, "allToAll send");
+  m.checkBuffer(recv, bytes * m.nRanks, type, "allToAll recv");
+  if (count == 0) return;
+  const char* in = static_cast<const char*>(send);
+  char* out = static_cast<char*>(recv);
+  if (m.choose(Collective::AllToAll, bytes) == Algorithm::LLOneShot) {
+    launchLLAllToAll(m.dev, send, recv, bytes, stream);
+    return;
+  }
+  m.copyLocal(out + m.rank * bytes, in + m.rank * bytes, bytes, stream);
+  PairPlan plan;
+  for (int p = 0; p < m.nRanks; ++p) {
+    if (p != m.rank) m.addEntry(plan, p, in + p * bytes, bytes, out + p * bytes, bytes);
+  }
+  launchPairwise(m.dev, plan, stream);
+}
+
+void Collectives::allToAllv(const void* send, const std::vector<size_t>& sendCounts,
+                            const std::vector<size_t>& sendDispls, void* recv, const std::vector<size_t>& recvCounts,
+                            const std::vector<size_t>& recvDispls, DataType type, cudaStream_t stream) {
+  Impl& m = *pimpl_;
+  m.checkNotInGroup("allToAllv");
+  const size_t n = static_cast<size_t>(m.nRanks);
+  MSCCLPP_CHECK_USAGE(
+      sendCounts.size() == n && sendDispls.size() == n && recvCounts.size() == n && recvDispls.size() == n,
+      "allToAllv: counts and displacements need ", n, " entries each");
+  MSCCLPP_CHECK_USAGE(sendCounts[m.rank] == recvCounts[m.rank], "allToAllv: this rank sends itself ",
+                      sendCounts[m.rank], " elements but receives ", recvCounts[m.rank]);
+  const size_t es = dataTypeSize(type);
+  m.checkBuffer(send, 1, type, "allToAllv send");
+  m.checkBuffer(recv, 1, type, "allToAllv recv");
+  const char* in = static_cast<const char*>(send);
+  char* out = static_cast<char*>(recv);
+  m.copyLocal(out + recvDispls[m.rank] * es, in + sendDispls[m.rank] * es, sendCounts[m.rank] * es, stream);
+  PairPlan plan;
+  for (int p = 0; p < m.nRanks; ++p) {
+    if (p == m.rank) continue;
+    m.addEntry(plan, p, in + sendDispls[p] * es, sendCounts[p] * es, out + recvDispls[p] * es, recvCounts[p] * es);
+  }
+  launchPairwise(m.dev, plan, stream);
+}
+
+void Collectives::broadcast(const void* send, void* recv, size_t count, DataType type, int root, cudaStream_t stream) {
+  Impl& m = *pimpl_;
+  m.checkNotInGroup("broadcast");
+  m.checkRoot(root, "broadcast");
+  const size_t bytes = count * dataTypeSize(type);
+  if (m.rank == root) m.checkBuffer(send, bytes, type, "broadcast send");
+  m.checkBuffer(recv, bytes, type, "broadcast recv");
+  if (count == 0) return;
+  PairPlan plan;
+  if (m.rank == root) {
+    m.copyLocal(recv, send, bytes, stream);
+    for (int p = 0; p < m.nRanks; ++p) {
+      if (p != root) m.addEntry(plan, p, send, bytes, nullptr, 0);
+    }
+  } else {
+    m.addEntry(plan, root, nullptr, 0, recv, bytes);
+  }
+  launchPairwise(m.dev, plan, stream);
+}
+
+void Collectives::gather(const void* send, void* recv, size_t count, DataType type, int root, cudaStream_t stream) {
+  Impl& m = *pimpl_;
+  m.checkNotInGroup("gather");
+  m.checkRoot(root, "gather");
+  const size_t bytes = count * dataTypeSize(type);
+  m.checkBuffer(send, bytes, type, "gather send");
+  if (m.rank == root) m.checkBuffer(recv, bytes * m.nRanks, type, "gather recv");
+  if (count == 0) return;
+  PairPlan plan;
+  if (m.rank == root) {
+    char* out = static_cast<char*>(recv);
+    m.copyLocal(out + root * bytes, send, bytes, stream);
+    for (int p = 0; p < m.nRanks; ++p) {
+      if (p != root) m.addEntry(plan, p, nullptr, 0, out + p * bytes, bytes);
+    }
+  } else {
+    m.addEntry(plan, root, send, bytes, nullptr, 0);
+  }
+  launchPairwise(m.dev, plan, stream);
+}
+
+void Collectives::scatter(const void* send, void* recv, size_t count, DataType type, int root, cudaStream_t stream) {
+  Impl& m = *pimpl_;
+  m.checkNotInGroup("scatter");
+  m.checkRoot(root, "scatter");
+  const size_t bytes = count * dataTypeSize(type);
+  if (m.rank == root) m.checkBuffer(send, bytes * m.nRanks, type, "scatter send");
+  m.checkBuffer(recv, bytes, type, "scatter recv");
+  if (count == 0) return;
+  PairPlan plan;
+  if (m.rank == root) {
+    const char* in = static_cast<const char*>(send);
+    m.copyLocal(recv, in + root * bytes, bytes, stream);
+    for (int p = 0; p < m.nRanks; ++p) {
+      if (p != root) m.addEntry(plan, p, in + p * bytes, bytes, nullptr, 0);
+    }
+  } else {
+    m.addEntry(plan, root, nullptr, 0, recv, bytes);
+  }
+  launchPairwise(m.dev, plan, stream);
+}
+
+void Collectives::groupStart() {
+  Impl& m = *pimpl_;
+  MSCCLPP_CHECK_USAGE(!m.inGroup, "groupStart: a group is already open (groups do not nest)");
+  m.inGroup = true;
+  m.group.clear();
+  m.groupStream = nullptr;
+}
+
+void Collectives::groupEnd() {
+  Impl& m = *pimpl_;
+  MSCCLPP_CHECK_USAGE(m.inGroup, "groupEnd without groupStart");
+  m.inGroup = false;
+  std::vector<Impl::P2POp> ops;
+  ops.swap(m.group);
+  if (ops.empty()) return;
+  // The i-th send to a peer pairs with the i-th receive from it (the peer pairs them the same way).
+  std::map<int, std::vector<const Impl::P2POp*>> sends, recvs;
+  for (const Impl::P2POp& op : ops) (op.isSend ? sends : recvs)[op.peer].push_back(&op);
+  PairPlan plan;
+  for (int p = 0; p < m.nRanks; ++p) {
+    const std::vector<const Impl::P2POp*>& s = sends[p];
+    const std::vector<const Impl::P2POp*>& r = recvs[p];
+    const size_t pairs = std::max(s.size(), r.size());
+    for (size_t i = 0; i < pairs; ++i) {
+      const Impl::P2POp* so = i < s.size() ? s[i] : nullptr;
+      const Impl::P2POp* ro = i < r.size() ? r[i] : nullptr;
+      if (p == m.rank) {
+        MSCCLPP_CHECK_USAGE(so != nullptr && ro != nullptr && so->bytes == ro->bytes,
+                            "a send to this rank itself needs a receive of the same size in the same group");
+        m.copyLocal(ro->buf, so->buf, so->bytes, m.groupStream);
+        continue;
+      }
+      m.addEntry(plan, p, so ? so->buf : nullptr, so ? so->bytes : 0, ro ? ro->buf : nullptr, ro ? ro->bytes : 0);
+    }
+  }
+  launchPairwise(m.dev, plan, m.groupStream);
+}
+
+void Collectives::send(const void* buf, size_t count, DataType type, int peer, cudaStream_t stream) {
+  Impl& m = *pimpl_;
+  MSCCLPP_CHECK_USAGE(peer >= 0 && peer < m.nRanks, "send: peer ", peer, " out of [0, ", m.nRanks, ")");
+  const size_t bytes = count * dataTypeSize(type);
+  m.checkBuffer(buf, bytes, type, "send");
+  if (m.inGroup) {
+    MSCCLPP_CHECK_USAGE(m.group.empty() || m.groupStream == stream, "send: every call of a group must use one stream");
+    m.groupStream = stream;
+    m.group.push_back({true, peer, const_cast<char*>(static_cast<const char*>(buf)), bytes});
+    return;
+  }
+  MSCCLPP_CHECK_USAGE(peer != m.rank, "send to this rank itself outside a group would wait for itself");
+  PairPlan plan;
+  m.addEntry(plan, peer, buf, bytes, nullptr, 0);
+  launchPairwise(m.dev, plan, stream);
+}
+
+void Collectives::recv(void* buf, size_t count, DataType type, int peer, cudaStream_t stream) {
+  Impl& m = *pimpl_;
+  MSCCLPP_CHECK_USAGE(peer >= 0 && peer < m.nRanks, "recv: peer ", peer, " out of [0, ", m.nRanks, ")");
+  const size_t bytes = count * dataTypeSize(type);
+  m.checkBuffer(buf, bytes, type, "recv");
+  if (m.inGroup) {
+    MSCCLPP_CHECK_USAGE(m.group.empty() || m.groupStream == stream, "recv: every call of a group must use one stream");
+    m.groupStream = stream;
+    m.group.push_back({false, peer, static_cast<char*>(buf), bytes});
+    return;
+  }
+  MSCCLPP_CHECK_USAGE(peer != m.rank, "recv from this rank itself outside a group would wait for itself");
+  PairPlan plan;
+  m.addEntry(plan, peer, nullptr, 0, buf, bytes);
+  launchPairwise(m.dev, plan, stream);
+}
+
+void Collectives::registerBuffer(void* ptr, size_t bytes) {
+  MSCCLPP_THROW(InvalidUsage, "registerBuffer: zero-copy registration is not implemented yet (", ptr, ", ", bytes,
+                " bytes); unregistered buffers work through scratch");
+}
+
+void Collectives::deregisterBuffer(void* ptr) {
+  MSCCLPP_THROW(InvalidUsage, "deregisterBuffer: ", ptr, " was never registered (registration is not implemented)");
+}
+
+}  // namespace collectives
+}  // namespace mscclpp

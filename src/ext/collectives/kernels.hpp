@@ -1,0 +1,102 @@
+// Copyright (c) 2026 The libmscclpp authors
+// SPDX-License-Identifier: MIT
+
+// What the host passes to the collective kernels, and the launchers, one family per file:
+// ll_one_shot.cu (LL packets, all pairs), staged.cu (reductions through scratch in barrier-separated
+// rounds) and pairwise.cu (data movement between pairs of ranks through scratch). Everything a
+// kernel needs travels in its parameters, so a captured graph holds no pointer into host memory.
+
+#ifndef MSCCLPP_EXT_COLLECTIVES_KERNELS_HPP_
+#define MSCCLPP_EXT_COLLECTIVES_KERNELS_HPP_
+
+#include <cstdint>
+#include <mscclpp/collectives.hpp>
+#include <mscclpp/gpu.hpp>
+
+#include "ext/collectives/layout.hpp"
+
+namespace mscclpp {
+namespace collectives {
+
+/// The resources of one Collectives object, as its kernels see them.
+struct DeviceState {
+  ScratchLayout layout;
+  int rank = 0;
+  int nRanks = 0;
+  /// Every rank's scratch, mapped into this process (this rank's own at [rank]).
+  char* scratch[kMaxRanks] = {};
+  /// barrierCounts[b * nRanks + p]: barriers block b has passed with rank p (device memory, local).
+  uint64_t* barrierCounts = nullptr;
+  /// llEpochs[b]: LL calls block b has taken part in (device memory, local).
+  uint64_t* llEpochs = nullptr;
+};
+
+/// The reduction, reduced to what kernels branch on: Sum also serves Avg (then `average` divides
+/// by nRanks at the end) and PreMulSum (every input is multiplied by the scalar first; Sum and Avg
+/// multiply by one, which is exact).
+struct ReduceSpec {
+  enum class Kind : int { Sum, Prod, Max, Min };
+  Kind kind = Kind::Sum;
+  bool average = false;
+  /// The scalar's bits in the element type, used unless scalarPtr is set.
+  uint64_t scalarBits = 0;
+  /// Device pointer to the scalar (PreMulSum with a device scalar), read by every launch.
+  const void* scalarPtr = nullptr;
+};
+
+/// The scalar 1 in `type`, as bits.
+uint64_t oneBits(DataType type);
+
+/// The kernel-side form of `op` for `type`.
+ReduceSpec makeReduceSpec(const ReduceOp& op, DataType type);
+
+// LL one-shot (ll_one_shot.cu). `segBytes` is what one rank sends one peer.
+void launchLLAllReduce(const DeviceState& s, const void* send, void* recv, uint64_t count, DataType type,
+                       const ReduceSpec& op, cudaStream_t stream);
+void launchLLReduceScatter(const DeviceState& s, const void* send, void* recv, uint64_t count, DataType type,
+                           const ReduceSpec& op, cudaStream_t stream);
+void launchLLAllGather(const DeviceState& s, const void* send, void* recv, uint64_t segBytes, cudaStream_t stream);
+void launchLLAllToAll(const DeviceState& s, const void* send, void* recv, uint64_t segBytes, cudaStream_t stream);
+
+// Staged reductions (staged.cu).
+void launchStagedAllReduce(const DeviceState& s, const void* send, void* recv, uint64_t count, DataType type,
+                           const ReduceSpec& op, cudaStream_t stream);
+void launchStagedReduceScatter(const DeviceState& s, const void* send, void* recv, uint64_t count, DataType type,
+                               const ReduceSpec& op, cudaStream_t stream);
+void launchStagedReduce(const DeviceState& s, const void* send, void* recv, uint64_t count, DataType type,
+                        const ReduceSpec& op, int root, cudaStream_t stream);
+
+/// One transfer between this rank and `peer`: up to sendBytes from `send` to the peer and up to
+/// recvBytes from the peer into `recv`. The i-th entry with a peer pairs with the peer's i-th entry
+/// with this rank, whose sendBytes is this entry's recvBytes and vice versa.
+struct PairEntry {
+  int peer = 0;
+  const char* send = nullptr;
+  uint64_t sendBytes = 0;
+  char* recv = nullptr;
+  uint64_t recvBytes = 0;
+};
+
+constexpr int kMaxPairEntries = 128;
+
+/// Transfers with several peers at once (pairwise.cu): the entries with one peer in pair order
+/// (entries with different peers may interleave). Self transfers are not entries (the caller copies
+/// them).
+struct PairPlan {
+  int nEntries = 0;
+  PairEntry entries[kMaxPairEntries];
+  /// Filled by launchPairwise: entries grouped by peer, group g being [groupBegin[g], groupBegin[g+1]).
+  int nGroups = 0;
+  int groupBegin[kMaxRanks + 1] = {};
+};
+
+/// Blocks given to each peer of a pairwise launch: a function of the rank count only, so that the
+/// two ranks of a pair agree without asking each other.
+uint32_t pairBlocksPerPeer(const DeviceState& s);
+
+void launchPairwise(const DeviceState& s, PairPlan plan, cudaStream_t stream);
+
+}  // namespace collectives
+}  // namespace mscclpp
+
+#endif  // MSCCLPP_EXT_COLLECTIVES_KERNELS_HPP_

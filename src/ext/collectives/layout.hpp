@@ -1,0 +1,77 @@
+// Copyright (c) 2026 The libmscclpp authors
+// SPDX-License-Identifier: MIT
+
+// Where things are in a rank's scratch buffer, which its peers map and write into:
+//   [barrier flags][LL packets, two halves][staged data, two halves]
+// - flags[b][src]: the barrier count rank `src`'s block b last reached with this rank (8 bytes each).
+// - LL half h, block b, slot src: the packets rank src's block b sends here in an LL call whose
+//   epoch has parity h. Two halves so that a writer never overwrites packets the reader may not have
+//   read yet (ll_one_shot.cu says why one call of distance is enough).
+// - staged half h, block b, slot src: the data rank src's block b writes here between the barriers
+//   number c and c+1 of that pair, with h = c % 2 (staged.cu says why).
+// One slot belongs to one (block, source) pair, so nothing is shared between blocks or between
+// senders, and no slot ever needs clearing: every reader knows the epoch or count it waits for.
+
+#ifndef MSCCLPP_EXT_COLLECTIVES_LAYOUT_HPP_
+#define MSCCLPP_EXT_COLLECTIVES_LAYOUT_HPP_
+
+#include <cstdint>
+#include <mscclpp/device.hpp>
+
+#include "ext/collectives/tiling.hpp"
+
+namespace mscclpp {
+namespace collectives {
+
+/// Ranks one object supports: the peers' scratch addresses travel in every kernel's parameters.
+constexpr int kMaxRanks = 64;
+/// Threads per block of every collective kernel.
+constexpr int kBlockThreads = 512;
+/// LL one-shot aims at this many packets per block before it adds blocks (two per thread).
+constexpr uint64_t kLLPacketsPerBlock = 2 * kBlockThreads;
+/// Staged paths aim at this many bytes per block before they add blocks.
+constexpr uint64_t kStagedBytesPerBlock = 32 << 10;
+
+struct ScratchLayout {
+  int nRanks = 0;
+  uint32_t maxBlocks = 0;
+  uint64_t llSlotPackets = 0;  // packets one LL slot holds
+  uint64_t stagedSlotBytes = 0;
+  uint64_t flagsOffset = 0;
+  uint64_t llOffset = 0;
+  uint64_t stagedOffset = 0;
+  uint64_t totalBytes = 0;
+
+  MSCCLPP_HOST_DEVICE_INLINE uint64_t flag(uint32_t block, int src) const {
+    return flagsOffset + (static_cast<uint64_t>(block) * nRanks + src) * sizeof(uint64_t);
+  }
+  MSCCLPP_HOST_DEVICE_INLINE uint64_t llSlot(uint32_t half, uint32_t block, int src) const {
+    return llOffset + ((static_cast<uint64_t>(half) * maxBlocks + block) * nRanks + src) * llSlotPackets * 16;
+  }
+  MSCCLPP_HOST_DEVICE_INLINE uint64_t stagedSlot(uint32_t half, uint32_t block, int src) const {
+    return stagedOffset + ((static_cast<uint64_t>(half) * maxBlocks + block) * nRanks + src) * stagedSlotBytes;
+  }
+};
+
+/// The layout for `nRanks` ranks, `maxBlocks` blocks per launch, LL segments of up to `llMaxBytes`
+/// and about `stagedBytes` of staged data.
+inline ScratchLayout makeScratchLayout(int nRanks, uint32_t maxBlocks, uint64_t llMaxBytes, uint64_t stagedBytes) {
+  ScratchLayout l;
+  l.nRanks = nRanks;
+  l.maxBlocks = maxBlocks;
+  const uint64_t perBlock = ceilDiv(ceilDiv(llMaxBytes, 8), maxBlocks);
+  l.llSlotPackets = roundUp(perBlock > kLLPacketsPerBlock ? perBlock : kLLPacketsPerBlock, 16);
+  const uint64_t slots = 2ull * maxBlocks * nRanks;
+  l.stagedSlotBytes = (stagedBytes / slots) / 256 * 256;
+  if (l.stagedSlotBytes < 4096) l.stagedSlotBytes = 4096;
+  l.flagsOffset = 0;
+  l.llOffset = roundUp(static_cast<uint64_t>(maxBlocks) * nRanks * sizeof(uint64_t), 4096);
+  l.stagedOffset = l.llOffset + slots * l.llSlotPackets * 16;
+  l.totalBytes = l.stagedOffset + slots * l.stagedSlotBytes;
+  return l;
+}
+
+}  // namespace collectives
+}  // namespace mscclpp
+
+#endif  // MSCCLPP_EXT_COLLECTIVES_LAYOUT_HPP_

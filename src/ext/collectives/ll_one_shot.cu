@@ -1,0 +1,160 @@
+// Copyright (c) 2026 The libmscclpp authors
+// SPDX-License-Identifier: MIT
+
+// LL one-shot, all pairs: every rank writes its segment for each peer straight into that peer's
+// scratch as LL16 packets (8 bytes of data and two copies of a flag in one 16-byte store), and reads
+// the packets its peers wrote into its own scratch, spinning on each packet's flag. One hop across
+// the ranks, no barrier, no proxy, nothing on the host: this is the latency floor for small messages
+// (one flag hop plus the packet writes). Used for all-reduce, reduce-scatter, all-gather and
+// all-to-all, whose every call moves data both ways between every pair.
+//
+// Epochs. Block b keeps its own count of the LL calls it took part in (llEpochs[b], local memory);
+// call e writes into half e % 2 of the block's slots with a flag derived from e. A packet of an older
+// call never carries the flag of e (the flags of e and e - 2 differ), so no slot is ever cleared.
+// Why writing half e % 2 in call e cannot overwrite packets a peer has not read yet: those were
+// written in call e - 2; block b of this rank finished call e - 1, so it read the peer's block b
+// packets of call e - 1, which that peer's kernel wrote only after its kernel of call e - 2, and with
+// it the reads of our e - 2 packets, had completed (same stream, kernels in order). Every block that
+// takes part has at least one packet, and every rank computes the same blocks (tiling.hpp).
+//
+// Reductions combine the n inputs of an element in rank order on every rank, so all ranks produce
+// bit-identical results.
+
+#include "ext/collectives/device_common.hpp"
+
+namespace mscclpp {
+namespace collectives {
+
+namespace {
+
+enum class LLMode { AllReduce, ReduceScatter, AllGather, AllToAll };
+
+__device__ __forceinline__ uint32_t llFlag(uint64_t epoch) {
+  return static_cast<uint32_t>(epoch % 0xFFFFFFFEull) + 1;  // never 0, the value of fresh memory
+}
+
+/// One kernel for the four modes. segBytes is the per-peer segment; for the segment rank p gets from
+/// this rank: AllReduce/AllGather send the whole input, ReduceScatter/AllToAll their p-th part.
+template <LLMode Mode, typename T, ReduceSpec::Kind Kind>
+__global__ void __launch_bounds__(kBlockThreads)
+    llKernel(DeviceState s, const char* send, char* recv, uint64_t segBytes, PacketTiling pt, ReduceSpec spec) {
+  const uint32_t b = blockIdx.x;
+  __shared__ uint64_t epochShared;
+  if (threadIdx.x == 0) {
+    const uint64_t e = s.llEpochs[b] + 1;
+    s.llEpochs[b] = e;
+    epochShared = e;
+  }
+  __syncthreads();
+  const uint64_t epoch = epochShared;
+  const uint32_t half = static_cast<uint32_t>(epoch & 1);
+  const uint32_t flag = llFlag(epoch);
+  const uint64_t begin = pt.begin(b), end = pt.end(b);
+  const int rank = s.rank, n = s.nRanks;
+  constexpr bool kPerPeerSegment = Mode == LLMode::ReduceScatter || Mode == LLMode::AllToAll;
+
+  for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    if (kPerPeerSegment) {
+      for (int t = 0; t < n - 1; ++t) {
+        const int p = t < rank ? t : t + 1;
+        const uint2 w = load8(send + p * segBytes, i * 8, segBytes);
+        LL16Packet* slot = reinterpret_cast<LL16Packet*>(s.scratch[p] + s.layout.llSlot(half, b, rank));
+        slot[i - begin].write(w.x, w.y, flag);
+      }
+    } else {
+      const uint2 w = load8(send, i * 8, segBytes);
+      for (int t = 0; t < n - 1; ++t) {
+        const int p = t < rank ? t : t + 1;
+        LL16Packet* slot = reinterpret_cast<LL16Packet*>(s.scratch[p] + s.layout.llSlot(half, b, rank));
+        slot[i - begin].write(w.x, w.y, flag);
+      }
+    }
+  }
+
+  const char* own = kPerPeerSegment ? send + rank * segBytes : send;
+  if (Mode == LLMode::AllReduce || Mode == LLMode::ReduceScatter) {
+    const Reducer<T, Kind> r(spec, n);
+    for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+      VecAcc<T, Kind, 8> acc;
+      for (int q = 0; q < n; ++q) {
+        Vec<T, 8> v;
+        if (q == rank) {
+          v.raw = load8(own, i * 8, segBytes);
+        } else {
+          const LL16Packet* slot = reinterpret_cast<const LL16Packet*>(s.scratch[rank] + s.layout.llSlot(half, b, q));
+          v.raw = slot[i - begin].read(flag, kSpinLimit);
+        }
+        if (q == 0) {
+          acc.begin(r, v);
+        } else {
+          acc.add(r, v);
+        }
+      }
+      store8(recv, i * 8, segBytes, acc.end(r).raw);
+    }
+  } else {
+    for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+      for (int q = 0; q < n; ++q) {
+        uint2 w;
+        if (q == rank) {
+          if (own == recv + rank * segBytes) continue;
+          w = load8(own, i * 8, segBytes);
+        } else {
+          const LL16Packet* slot = reinterpret_cast<const LL16Packet*>(s.scratch[rank] + s.layout.llSlot(half, b, q));
+          w = slot[i - begin].read(flag, kSpinLimit);
+        }
+        store8(recv + q * segBytes, i * 8, segBytes, w);
+      }
+    }
+  }
+}
+
+template <LLMode Mode>
+struct LLLaunch {
+  template <typename T, ReduceSpec::Kind Kind>
+  static void run(const DeviceState& s, const void* send, void* recv, uint64_t segBytes, const ReduceSpec& spec,
+                  cudaStream_t stream) {
+    const PacketTiling pt = makePacketTiling(segBytes, s.layout.maxBlocks, kLLPacketsPerBlock);
+    if (pt.nBlocks == 0) return;
+    llKernel<Mode, T, Kind><<<pt.nBlocks, kBlockThreads, 0, stream>>>(s, static_cast<const char*>(send),
+                                                                      static_cast<char*>(recv), segBytes, pt, spec);
+    MSCCLPP_CUDATHROW(cudaGetLastError());
+  }
+};
+
+template <typename T, ReduceSpec::Kind Kind>
+void runAllReduce(const DeviceState& s, const void* send, void* recv, uint64_t segBytes, const ReduceSpec& spec,
+                  cudaStream_t stream) {
+  LLLaunch<LLMode::AllReduce>::run<T, Kind>(s, send, recv, segBytes, spec, stream);
+}
+
+template <typename T, ReduceSpec::Kind Kind>
+void runReduceScatter(const DeviceState& s, const void* send, void* recv, uint64_t segBytes, const ReduceSpec& spec,
+                      cudaStream_t stream) {
+  LLLaunch<LLMode::ReduceScatter>::run<T, Kind>(s, send, recv, segBytes, spec, stream);
+}
+
+}  // namespace
+
+void launchLLAllReduce(const DeviceState& s, const void* send, void* recv, uint64_t count, DataType type,
+                       const ReduceSpec& op, cudaStream_t stream) {
+  const uint64_t segBytes = count * dataTypeSize(type);
+  MSCCLPP_COLL_DISPATCH(runAllReduce, type, op.kind, s, send, recv, segBytes, op, stream);
+}
+
+void launchLLReduceScatter(const DeviceState& s, const void* send, void* recv, uint64_t count, DataType type,
+                           const ReduceSpec& op, cudaStream_t stream) {
+  const uint64_t segBytes = count * dataTypeSize(type);
+  MSCCLPP_COLL_DISPATCH(runReduceScatter, type, op.kind, s, send, recv, segBytes, op, stream);
+}
+
+void launchLLAllGather(const DeviceState& s, const void* send, void* recv, uint64_t segBytes, cudaStream_t stream) {
+  LLLaunch<LLMode::AllGather>::run<uint8_t, ReduceSpec::Kind::Sum>(s, send, recv, segBytes, ReduceSpec{}, stream);
+}
+
+void launchLLAllToAll(const DeviceState& s, const void* send, void* recv, uint64_t segBytes, cudaStream_t stream) {
+  LLLaunch<LLMode::AllToAll>::run<uint8_t, ReduceSpec::Kind::Sum>(s, send, recv, segBytes, ReduceSpec{}, stream);
+}
+
+}  // namespace collectives
+}  // namespace mscclpp
