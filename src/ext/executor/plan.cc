@@ -65,7 +65,7 @@ const json* optionalMember(const json& obj, const char* key) {
 int64_t asInt(const json& v, const char* key, const Where& w, int64_t lo, int64_t hi) {
   if (!v.is_number_integer()) w.fail(concat("'", key, "' must be an integer, got ", typeName(v)));
   if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi)) {
-    w.fail(concat("'", key, "' is ", v.get<uint64_t>(), ", more than ", hi));
+    w.fail(concat("'", key, "' is ", v.get<uint64_t>(), ", outside [", lo, ", ", hi, "]"));
   }
   int64_t x = v.get<int64_t>();
   if (x < lo || x > hi) w.fail(concat("'", key, "' is ", x, ", outside [", lo, ", ", hi, "]"));
