@@ -24,7 +24,7 @@ namespace {
 
 // How long a wait spins before it traps and ends the kernel: long enough for a peer that starts
 // seconds late, short enough that a broken plan fails instead of hanging.
-constexpr int64_t kSpinLimit = 1ll << 30;
+constexpr int64_t kSpinLimit = 1ll << 27;
 constexpr uint64_t kNoUnit = UINT64_MAX;
 // Operands per side held in registers by the reductions (checked on the host).
 constexpr int kMaxReduceOperands = 32;
