@@ -332,6 +332,10 @@ TEST(ExecutorPlanTest, BarrierSemaphoreAndPipelineFields) {
   op(j, 0, 0, 3)["ops"][0]["name"] = "bogus";
   expectContains(loadError(j), {"pipeline op 0", "unknown operation"});
   j = twoRankPlan("allreduce_pipeline_2ranks.json");
+  op(j, 0, 0, 3)["ops"][2]["src_buff"] = json::array();
+  for (int i = 0; i < 33; ++i) op(j, 0, 0, 3)["ops"][2]["src_buff"].push_back({{"type", "i"}, {"index", 0}, {"size", 1}});
+  expectContains(loadError(j), {"pipeline op 2 (re)", "more than 32"});
+  j = twoRankPlan("allreduce_pipeline_2ranks.json");
   op(j, 0, 0, 3)["ops"][2]["tbg_info"]["tb_id"] = 4;
   expectContains(loadError(j), {"pipeline op 2 (re)", "'tb_id' is 4"});
 }

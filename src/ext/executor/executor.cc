@@ -284,8 +284,10 @@ void Executor::execute(int rank, void* sendbuff, void* recvBuff, size_t sendBuff
     fail(concat("unknown packet type ", static_cast<int>(packetType)));
   }
   if (sendbuff == nullptr || recvBuff == nullptr) fail("a null buffer");
-  if ((reinterpret_cast<uintptr_t>(sendbuff) | reinterpret_cast<uintptr_t>(recvBuff)) % 4 != 0) {
-    fail("buffers must be 4-byte aligned");
+  // Data is moved in 4-byte words, and LL16 payloads in 8-byte ones.
+  const uintptr_t alignment = impl->isUsingPacket && packetType == PacketType::LL16 ? 8 : 4;
+  if ((reinterpret_cast<uintptr_t>(sendbuff) | reinterpret_cast<uintptr_t>(recvBuff)) % alignment != 0) {
+    fail(concat("buffers must be ", alignment, "-byte aligned"));
   }
   const ContextKey key{impl.get(), sendbuff, recvBuff, sendBuffSize, recvBuffSize};
   auto it = impl_->contexts.find(key);

@@ -616,6 +616,11 @@ class Parser {
       }
     }
     if (shape.packets && !plan_.isUsingPacket) w.fail("a packet operation in a plan whose protocol is not \"LL\"");
+    // The reductions keep their operands' addresses in registers, at most this many per side.
+    constexpr size_t kMaxReduceOperands = 32;
+    if (shape.reduces && (op.srcs.size() > kMaxReduceOperands || op.dsts.size() > kMaxReduceOperands)) {
+      w.fail(concat("more than ", kMaxReduceOperands, " 'src_buff' or 'dst_buff' entries in a reduction"));
+    }
   }
 
   PlanImpl& plan_;

@@ -144,7 +144,9 @@ class Resolver {
     return t == BufferType::Input ? inputSize_ : t == BufferType::Output ? outputSize_ : r_.scratchSize;
   }
 
-  DeviceOperand operand(const PlanOp& op, const ChunkRef& ref, bool packets) {
+  /// `packets`: the range holds packets; `packetOp`: the op moves packets (its data side is read and
+  /// written in whole payloads too).
+  DeviceOperand operand(const PlanOp& op, const ChunkRef& ref, bool packets, bool packetOp) {
     const uint64_t align = plan_.bufferAlignment;
     const uint64_t begin = uint64_t(ref.index) * r_.chunkSize;
     const uint64_t bytes = uint64_t(ref.count) * r_.chunkSize;
@@ -159,7 +161,7 @@ class Resolver {
     d.buffer = static_cast<uint8_t>(ref.type);
     d.remote = ref.remote ? 1 : 0;
     d.ref = ref.remote ? ref.remoteBuffer : 0;
-    if (packets && (d.offset % payload_ != 0 || d.size % payload_ != 0)) {
+    if (packetOp && (d.offset % payload_ != 0 || d.size % payload_ != 0)) {
       failOp(concat("a packet range of ", d.size, " bytes at ", d.offset, " is not a multiple of the ", payload_,
                     "-byte payload of ", packetType_ == PacketType::LL8 ? "LL8" : "LL16", " packets"));
     }
@@ -188,11 +190,14 @@ class Resolver {
     d.firstIndex = static_cast<uint32_t>(r_.indices.size());
     d.nIndices = static_cast<uint32_t>(op.indices.size());
     if (op.srcs.size() > UINT16_MAX || op.dsts.size() > UINT16_MAX) failOp("more than 65535 operands");
+    bool packetOp = false;
+    for (size_t i = 0; i < op.srcs.size(); ++i) packetOp |= isPacketOperand(op, false, i);
+    for (size_t i = 0; i < op.dsts.size(); ++i) packetOp |= isPacketOperand(op, true, i);
     for (size_t i = 0; i < op.srcs.size(); ++i) {
-      r_.operands.push_back(operand(op, op.srcs[i], isPacketOperand(op, false, i)));
+      r_.operands.push_back(operand(op, op.srcs[i], isPacketOperand(op, false, i), packetOp));
     }
     for (size_t i = 0; i < op.dsts.size(); ++i) {
-      r_.operands.push_back(operand(op, op.dsts[i], isPacketOperand(op, true, i)));
+      r_.operands.push_back(operand(op, op.dsts[i], isPacketOperand(op, true, i), packetOp));
     }
     r_.indices.insert(r_.indices.end(), op.indices.begin(), op.indices.end());
     if (op.type == OpType::Barrier) {
