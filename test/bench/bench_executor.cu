@@ -144,6 +144,8 @@ std::vector<Table> executorBench(BenchContext& ctx) {
     const uint64_t ic = g["input_chunks"], oc = g["output_chunks"];
     const uint64_t align = j.value("buffer_alignment", 16);
     ExecutionPlan plan(file, ctx.rank);
+    // Buffers outlive the executor, whose contexts (and the peers' mappings) refer to them.
+    std::vector<std::shared_ptr<char>> buffers;
     Executor executor(comm);
     const std::vector<PacketType> packets = j["protocol"] == "LL" ? std::vector<PacketType>{PacketType::LL16, PacketType::LL8}
                                                                   : std::vector<PacketType>{PacketType::LL16};
@@ -154,7 +156,8 @@ std::vector<Table> executorBench(BenchContext& ctx) {
                "memcpy_us", "t/memcpy", "t/hop"},
               {},
               {}};
-      const size_t maxSize = ctx.quick ? (size_t(1) << 20) : (size_t(256) << 20);
+      // LL plans need four times their chunks in scratch: they stop at 64 MiB.
+      const size_t maxSize = ctx.quick ? (size_t(1) << 20) : (size_t(j["protocol"] == "LL" ? 64 : 256) << 20);
       uint64_t previous = 0;
       for (size_t size = 8; size <= maxSize; size *= (ctx.quick ? 16 : 2)) {
         // The nccl-tests size (the output for all-gather, the input otherwise), rounded up to whole chunks.
@@ -167,6 +170,8 @@ std::vector<Table> executorBench(BenchContext& ctx) {
         if (msg < plan.minMessageSize() || msg > plan.maxMessageSize()) continue;
         auto inBuf = detail::gpuCallocShared<char>(in);
         auto outBuf = inplace ? inBuf : detail::gpuCallocShared<char>(out);
+        buffers.push_back(inBuf);
+        buffers.push_back(outBuf);
         std::vector<float> host(in / 4);
         for (size_t i = 0; i < host.size(); ++i) host[i] = inputValue(ctx.rank, i);
         check(cudaMemcpy(inBuf.get(), host.data(), in, cudaMemcpyHostToDevice), "cudaMemcpy");
@@ -221,6 +226,8 @@ std::vector<Table> executorBench(BenchContext& ctx) {
                                " over a CUDA graph of back-to-back executions"));
       tables.push_back(std::move(t));
     }
+    check(cudaDeviceSynchronize(), "the last executions");
+    ctx.mpiBarrier();
   }
   return tables;
 }
