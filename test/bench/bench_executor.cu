@@ -67,8 +67,8 @@ double rawHopUs(BenchContext& ctx, Communicator& comm) {
       comm.bootstrap()->send(nullptr, 0, peer, 0x45584263);
       comm.bootstrap()->recv(nullptr, 0, peer, 0x45584263);
       const double t0 = nowSec();
-      flagPingPong<<<1, 1, 0, stream>>>(flag.get(), static_cast<uint64_t*>(remote.data()), base, rounds,
-                                        ctx.rank == 0, failedDev);
+      flagPingPong<<<1, 1, 0, stream>>>(flag.get(), static_cast<uint64_t*>(remote.data()), base, rounds, ctx.rank == 0,
+                                        failedDev);
       check(cudaStreamSynchronize(stream), "flagPingPong");
       us = (nowSec() - t0) * 1e6 / rounds / 2;
       base += rounds;
@@ -147,13 +147,14 @@ std::vector<Table> executorBench(BenchContext& ctx) {
     // Buffers outlive the executor, whose contexts (and the peers' mappings) refer to them.
     std::vector<std::shared_ptr<char>> buffers;
     Executor executor(comm);
-    const std::vector<PacketType> packets = j["protocol"] == "LL" ? std::vector<PacketType>{PacketType::LL16, PacketType::LL8}
-                                                                  : std::vector<PacketType>{PacketType::LL16};
+    const std::vector<PacketType> packets = j["protocol"] == "LL"
+                                                ? std::vector<PacketType>{PacketType::LL16, PacketType::LL8}
+                                                : std::vector<PacketType>{PacketType::LL16};
     for (PacketType pt : packets) {
       Table t{concat(j["name"].get<std::string>(), " (", file, ", ", pt == PacketType::LL8 ? "LL8" : "LL16",
                      inplace ? ", in place" : ", out of place", ")"),
-              {"size", "count", "type", "redop", "root", "time_us", "algbw_GB/s", "busbw_GB/s", "#wrong",
-               "memcpy_us", "t/memcpy", "t/hop"},
+              {"size", "count", "type", "redop", "root", "time_us", "algbw_GB/s", "busbw_GB/s", "#wrong", "memcpy_us",
+               "t/memcpy", "t/hop"},
               {},
               {}};
       // LL plans need four times their chunks in scratch: they stop at 64 MiB.
@@ -214,8 +215,8 @@ std::vector<Table> executorBench(BenchContext& ctx) {
         double us = median(samples);
         double worst = 0;
         MPI_Allreduce(&us, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        const double factor = coll == "allreduce" ? 2.0 * (ctx.nRanks - 1) / ctx.nRanks
-                                                  : double(ctx.nRanks - 1) / ctx.nRanks;
+        const double factor =
+            coll == "allreduce" ? 2.0 * (ctx.nRanks - 1) / ctx.nRanks : double(ctx.nRanks - 1) / ctx.nRanks;
         const double algbw = msg / (worst * 1e-6) / 1e9;
         const double mc = memcpyUs(msg, stream);
         t.rows.push_back({std::to_string(msg), std::to_string(msg / 4), "float", coll == "allgather" ? "none" : "sum",

@@ -30,22 +30,32 @@ const std::string kPlanDir = MSCCLPP_TEST_PLAN_DIR;
 size_t elementSize(DataType t) {
   switch (t) {
     case DataType::FLOAT16:
-    case DataType::BFLOAT16: return 2;
+    case DataType::BFLOAT16:
+      return 2;
     case DataType::FP8_E4M3:
-    case DataType::FP8_E5M2: return 1;
-    default: return 4;
+    case DataType::FP8_E5M2:
+      return 1;
+    default:
+      return 4;
   }
 }
 
 const char* typeName(DataType t) {
   switch (t) {
-    case DataType::INT32: return "int32";
-    case DataType::UINT32: return "uint32";
-    case DataType::FLOAT16: return "fp16";
-    case DataType::FLOAT32: return "fp32";
-    case DataType::BFLOAT16: return "bf16";
-    case DataType::FP8_E4M3: return "fp8_e4m3";
-    case DataType::FP8_E5M2: return "fp8_e5m2";
+    case DataType::INT32:
+      return "int32";
+    case DataType::UINT32:
+      return "uint32";
+    case DataType::FLOAT16:
+      return "fp16";
+    case DataType::FLOAT32:
+      return "fp32";
+    case DataType::BFLOAT16:
+      return "bf16";
+    case DataType::FP8_E4M3:
+      return "fp8_e4m3";
+    case DataType::FP8_E5M2:
+      return "fp8_e5m2";
   }
   return "?";
 }
@@ -185,16 +195,14 @@ class ExecutorMpTest : public DataPlaneMpTest, public ::testing::WithParamInterf
           first = std::min(first, i);
         }
       }
-      EXPECT_EQ(wrong, 0u) << what << ", " << when << " round " << round << ": first wrong byte at " << first
-                           << " of " << out;
+      EXPECT_EQ(wrong, 0u) << what << ", " << when << " round " << round << ": first wrong byte at " << first << " of "
+                           << out;
     };
     auto setInput = [&](int round) {
       const auto bytes = inputOf(c.type, rank, count, round);
       cudaCheck(cudaMemcpy(inBuf.get(), bytes.data(), in, cudaMemcpyHostToDevice), "writing the input");
     };
-    auto execute = [&] {
-      executor.execute(rank, inBuf.get(), outBuf.get(), in, out, c.type, plan, stream, c.packet);
-    };
+    auto execute = [&] { executor.execute(rank, inBuf.get(), outBuf.get(), in, out, c.type, plan, stream, c.packet); };
     for (int round = 0; round < 3; ++round) {
       setInput(round);
       MPI_Barrier(MPI_COMM_WORLD);
@@ -243,8 +251,8 @@ TEST_P(ExecutorMpTest, ResultsMatchTheHostReference) {
     ExecutionPlan plan(path, rank);
     {
       Executor executor(comm);
-      const std::vector<PacketType> packets =
-          info.ll ? std::vector<PacketType>{PacketType::LL16, PacketType::LL8} : std::vector<PacketType>{PacketType::LL16};
+      const std::vector<PacketType> packets = info.ll ? std::vector<PacketType>{PacketType::LL16, PacketType::LL8}
+                                                      : std::vector<PacketType>{PacketType::LL16};
       // Tiny, odd-sized and large chunks in fp32 (the last with a CUDA graph), every type at one size.
       for (PacketType pt : packets) {
         for (uint64_t chunk : {64ull, 4096ull + 48, 1ull << 20}) {
@@ -283,14 +291,21 @@ TEST_F(DataPlaneMpTest, ExecutorRefusesBadArguments) {
       }
     };
     // Refused before any setup, on every rank alike, so no rank waits for another.
-    expectExecutorError([&] { executor.execute((rank + 1) % nRanks, buf.get(), buf.get() + 2048, 2048, 2048,
-                                               DataType::FLOAT32, plan, nullptr); }, "another rank");
-    expectExecutorError([&] { executor.execute(rank, buf.get(), buf.get() + 2048, 1000, 1000, DataType::FLOAT32,
-                                               plan, nullptr); }, "an unaligned size");
-    expectExecutorError([&] { executor.execute(rank, buf.get() + 2, buf.get() + 2048, 1024, 1024, DataType::FLOAT32,
-                                               plan, nullptr); }, "an unaligned buffer");
-    expectExecutorError([&] { executor.execute(rank, nullptr, buf.get(), 1024, 1024, DataType::FLOAT32, plan,
-                                               nullptr); }, "a null buffer");
+    expectExecutorError(
+        [&] {
+          executor.execute((rank + 1) % nRanks, buf.get(), buf.get() + 2048, 2048, 2048, DataType::FLOAT32, plan,
+                           nullptr);
+        },
+        "another rank");
+    expectExecutorError(
+        [&] { executor.execute(rank, buf.get(), buf.get() + 2048, 1000, 1000, DataType::FLOAT32, plan, nullptr); },
+        "an unaligned size");
+    expectExecutorError(
+        [&] { executor.execute(rank, buf.get() + 2, buf.get() + 2048, 1024, 1024, DataType::FLOAT32, plan, nullptr); },
+        "an unaligned buffer");
+    expectExecutorError(
+        [&] { executor.execute(rank, nullptr, buf.get(), 1024, 1024, DataType::FLOAT32, plan, nullptr); },
+        "a null buffer");
     MPI_Barrier(MPI_COMM_WORLD);
   });
 }

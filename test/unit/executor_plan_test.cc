@@ -6,7 +6,6 @@
 // naming the file, the rank, the thread block and operation, and what is wrong.
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <chrono>
@@ -142,6 +141,22 @@ TEST(ExecutorPlanTest, ReadsTopLevelFieldsAndDefaults) {
   EXPECT_EQ(impl->rank, 1);
 }
 
+TEST(ExecutorPlanTest, GpuChannelsMayNameTheirTypeType) {
+  json j = twoRankPlan();
+  for (auto& g : j["gpus"]) {
+    for (auto& c : g["channels"]) {
+      c["type"] = c["channel_type"];
+      c.erase("channel_type");
+    }
+  }
+  j["max_message_size"] = UINT64_MAX;
+  TempFile file("plan.json");
+  file.write(j.dump());
+  ExecutionPlan plan(file.path(), 0);
+  EXPECT_EQ(ExecutionPlanAccess::impl(plan)->self().memoryChannels.size(), 4u);
+  EXPECT_EQ(plan.maxMessageSize(), SIZE_MAX);
+}
+
 TEST(ExecutorPlanTest, MissingFileIsRefused) {
   try {
     ExecutionPlan plan("/nonexistent/plan.json", 0);
@@ -175,9 +190,10 @@ TEST(ExecutorPlanTest, EveryOperationNameIsKnown) {
       }
     }
   }
-  for (const char* name : {"nop", "barrier", "put", "ppkt", "rppkt", "pws", "pwsf", "get", "copy", "cpkt", "upkt",
-                           "signal", "wait", "flush", "re", "repkt", "recpkt", "res", "respkt", "recspkt", "rre",
-                           "rres", "rlxsignal", "rlxwait", "pipeline", "sem_release", "sem_acquire"}) {
+  for (const char* name :
+       {"nop",    "barrier", "put",    "ppkt", "rppkt",     "pws",     "pwsf",     "get",         "copy",
+        "cpkt",   "upkt",    "signal", "wait", "flush",     "re",      "repkt",    "recpkt",      "res",
+        "respkt", "recspkt", "rre",    "rres", "rlxsignal", "rlxwait", "pipeline", "sem_release", "sem_acquire"}) {
     EXPECT_TRUE(seen.count(name)) << name << " is exercised by no test plan";
   }
 }
@@ -333,7 +349,8 @@ TEST(ExecutorPlanTest, BarrierSemaphoreAndPipelineFields) {
   expectContains(loadError(j), {"pipeline op 0", "unknown operation"});
   j = twoRankPlan("allreduce_pipeline_2ranks.json");
   op(j, 0, 0, 3)["ops"][2]["src_buff"] = json::array();
-  for (int i = 0; i < 33; ++i) op(j, 0, 0, 3)["ops"][2]["src_buff"].push_back({{"type", "i"}, {"index", 0}, {"size", 1}});
+  for (int i = 0; i < 33; ++i)
+    op(j, 0, 0, 3)["ops"][2]["src_buff"].push_back({{"type", "i"}, {"index", 0}, {"size", 1}});
   expectContains(loadError(j), {"pipeline op 2 (re)", "more than 32"});
   j = twoRankPlan("allreduce_pipeline_2ranks.json");
   op(j, 0, 0, 3)["ops"][2]["tbg_info"]["tb_id"] = 4;
@@ -460,8 +477,10 @@ TEST(ExecutorPlanTest, RequestsAndHandlesMatch) {
 TEST(ExecutorPlanTest, RegistrySelectsWithTheUserSelectorFirst) {
   auto registry = ExecutionPlanRegistry::getInstance();
   registry->clear();
-  auto a = ExecutionPlanHandle::create("a", 2, 2, std::make_shared<ExecutionPlan>(kPlanDir + "/allreduce_twoshot_2ranks.json", 0));
-  auto b = ExecutionPlanHandle::create("b", 2, 2, std::make_shared<ExecutionPlan>(kPlanDir + "/allreduce_oneshot_2ranks.json", 0));
+  auto a = ExecutionPlanHandle::create("a", 2, 2,
+                                       std::make_shared<ExecutionPlan>(kPlanDir + "/allreduce_twoshot_2ranks.json", 0));
+  auto b = ExecutionPlanHandle::create("b", 2, 2,
+                                       std::make_shared<ExecutionPlan>(kPlanDir + "/allreduce_oneshot_2ranks.json", 0));
   registry->registerPlan(a);
   registry->registerPlan(b);
   EXPECT_THROW(registry->registerPlan(nullptr), Error);

@@ -92,7 +92,7 @@ struct DeviceContext {
   const uint32_t* indices;
   BaseMemoryChannelDeviceHandle* memoryChannels;
   BasePortChannelDeviceHandle* portChannels;
-  void* const* remotePtrs;   // per remote buffer: its mapping here (memory-channel access), or null
+  void* const* remotePtrs;    // per remote buffer: its mapping here (memory-channel access), or null
   const MemoryId* remoteIds;  // per remote buffer: its proxy memory id (port-channel access)
   DeviceSyncer* syncers;
   DeviceSemaphore* semaphores;

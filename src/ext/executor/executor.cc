@@ -122,8 +122,8 @@ struct Executor::Impl {
     for (auto& [peer, future] : pending) connections.emplace(peer, future.get());
   }
 
-  std::unique_ptr<PlanContext> setup(const std::shared_ptr<PlanImpl>& plan, void* send, void* recv,
-                                 size_t sendSize, size_t recvSize, PacketType packetType) {
+  std::unique_ptr<PlanContext> setup(const std::shared_ptr<PlanImpl>& plan, void* send, void* recv, size_t sendSize,
+                                     size_t recvSize, PacketType packetType) {
     AvoidCudaGraphCaptureGuard notCaptured;
     const ResolvedPlan first = plan->resolve(sendSize, recvSize, packetType);
     const PlanGpu& self = plan->self();
@@ -138,7 +138,8 @@ struct Executor::Impl {
     std::vector<int> peers;
     auto channelsTo = [&](const PlanGpu& g, int peer, ChannelType type) {
       const auto& list = type == ChannelType::Memory ? g.memoryChannels : g.portChannels;
-      return static_cast<int>(std::count_if(list.begin(), list.end(), [&](const PlanChannel& c) { return c.peer == peer; }));
+      return static_cast<int>(
+          std::count_if(list.begin(), list.end(), [&](const PlanChannel& c) { return c.peer == peer; }));
     };
     for (int p = 0; p < nGpus; ++p) {
       if (p == rank) continue;
@@ -163,23 +164,26 @@ struct Executor::Impl {
         if (rb.rank != rank) continue;
         if (sizes[int(rb.type)] == 0) {
           MSCCLPP_THROW(ExecutorError, "execution plan '", plan->path, "', rank ", rank, ": GPU ", p, " maps the ",
-                        rb.type == BufferType::Input ? "input" : rb.type == BufferType::Output ? "output" : "scratch",
+                        rb.type == BufferType::Input    ? "input"
+                        : rb.type == BufferType::Output ? "output"
+                                                        : "scratch",
                         " buffer of this rank, which is empty");
         }
         comm->sendMemory(ctx->local[int(rb.type)], p, kTagMemory);
       }
     }
     std::vector<std::shared_future<RegisteredMemory>> remoteFutures;
-    for (const PlanRemoteBuffer& rb : self.remoteBuffers) remoteFutures.push_back(comm->recvMemory(rb.rank, kTagMemory));
+    for (const PlanRemoteBuffer& rb : self.remoteBuffers)
+      remoteFutures.push_back(comm->recvMemory(rb.rank, kTagMemory));
     for (auto& f : remoteFutures) ctx->remote.push_back(f.get());
 
     // Semaphores: the k-th channel of a type from this GPU to a peer pairs with the peer's k-th channel
     // of that type to this GPU; both sides build as many as the larger of the two counts.
     std::vector<BaseMemoryChannelDeviceHandle> memoryHandles;
     std::vector<BasePortChannelDeviceHandle> portHandles;
-    const bool usesPort = !self.portChannels.empty() ||
-                          std::any_of(self.remoteBuffers.begin(), self.remoteBuffers.end(),
-                                      [](const PlanRemoteBuffer& rb) { return rb.portAccess; });
+    const bool usesPort =
+        !self.portChannels.empty() || std::any_of(self.remoteBuffers.begin(), self.remoteBuffers.end(),
+                                                  [](const PlanRemoteBuffer& rb) { return rb.portAccess; });
     for (ChannelType type : {ChannelType::Memory, ChannelType::Port}) {
       const int tag = type == ChannelType::Memory ? kTagMemorySemaphore : kTagPortSemaphore;
       std::map<int, std::vector<std::shared_future<Semaphore>>> futures;
@@ -319,8 +323,8 @@ void Executor::execute(int rank, void* sendbuff, void* recvBuff, size_t sendBuff
   d.localIdBase = ctx.localIdBase;
   d.dataType = static_cast<uint8_t>(dataType);
   d.packetType = static_cast<uint8_t>(packetType);
-  launchInterpreter(d, sendbuff, recvBuff, static_cast<int>(impl->self().threadblocks.size()),
-                    impl->nThreadsPerBlock, stream);
+  launchInterpreter(d, sendbuff, recvBuff, static_cast<int>(impl->self().threadblocks.size()), impl->nThreadsPerBlock,
+                    stream);
 }
 
 }  // namespace mscclpp

@@ -13,10 +13,10 @@
 #include <mscclpp/copy_device.hpp>
 #include <mscclpp/executor.hpp>
 #include <mscclpp/gpu_data_types.hpp>
+#include <mscclpp/gpu_utils.hpp>
 #include <mscclpp/packet_device.hpp>
 
 #include "ext/executor/device_plan.hpp"
-#include <mscclpp/gpu_utils.hpp>
 
 namespace mscclpp::executor {
 
@@ -117,13 +117,27 @@ __device__ __forceinline__ uint32_t addPayload(uint32_t a, uint32_t b) {
 template <typename Fn>
 __device__ __forceinline__ void withType(uint8_t dataType, Fn&& fn) {
   switch (static_cast<DataType>(dataType)) {
-    case DataType::INT32: fn(int32_t{}); break;
-    case DataType::UINT32: fn(uint32_t{}); break;
-    case DataType::FLOAT16: fn(__half{}); break;
-    case DataType::FLOAT32: fn(float{}); break;
-    case DataType::BFLOAT16: fn(__bfloat16{}); break;
-    case DataType::FP8_E4M3: fn(__fp8_e4m3{}); break;
-    case DataType::FP8_E5M2: fn(__fp8_e5m2{}); break;
+    case DataType::INT32:
+      fn(int32_t{});
+      break;
+    case DataType::UINT32:
+      fn(uint32_t{});
+      break;
+    case DataType::FLOAT16:
+      fn(__half{});
+      break;
+    case DataType::FLOAT32:
+      fn(float{});
+      break;
+    case DataType::BFLOAT16:
+      fn(__bfloat16{});
+      break;
+    case DataType::FP8_E4M3:
+      fn(__fp8_e4m3{});
+      break;
+    case DataType::FP8_E5M2:
+      fn(__fp8_e5m2{});
+      break;
   }
 }
 
@@ -132,13 +146,14 @@ struct Block {
   const DeviceContext& ctx;
   char* input;
   char* output;
-  char* scratch;    // the half in use
-  uint64_t half;    // its offset in the scratch allocation (peers' scratch too)
+  char* scratch;  // the half in use
+  uint64_t half;  // its offset in the scratch allocation (peers' scratch too)
   uint32_t flag;
 
   __device__ char* local(const DeviceOperand& o) const {
-    char* base = o.buffer == uint8_t(BufferType::Input) ? input : o.buffer == uint8_t(BufferType::Output) ? output
-                                                                                                          : scratch;
+    char* base = o.buffer == uint8_t(BufferType::Input)    ? input
+                 : o.buffer == uint8_t(BufferType::Output) ? output
+                                                           : scratch;
     return base + o.offset;
   }
   __device__ char* remote(const DeviceOperand& o) const {
@@ -217,8 +232,7 @@ __device__ void runPut(const Block& b, const DeviceOp& op, const DeviceOperand* 
   }
 }
 
-__device__ void runGetOrCopy(const Block& b, const DeviceOp& op, const DeviceOperand* o, uint64_t off,
-                             uint64_t unit) {
+__device__ void runGetOrCopy(const Block& b, const DeviceOp& op, const DeviceOperand* o, uint64_t off, uint64_t unit) {
   const DeviceOperand* src = o;
   const DeviceOperand* dst = o + op.nInputs;
   for (uint32_t i = 0; i < op.nOutputs; ++i) {
@@ -234,18 +248,32 @@ __device__ void runSignalWait(const Block& b, const DeviceOp& op) {
     if (op.channelType == uint8_t(ChannelType::Memory)) {
       BaseMemoryChannelDeviceHandle& ch = b.ctx.memoryChannels[c];
       switch (type) {
-        case OpType::Signal: ch.signal(); break;
-        case OpType::RelaxedSignal: ch.relaxedSignal(); break;
-        case OpType::Wait: ch.wait(kSpinLimit); break;
-        default: ch.relaxedWait(kSpinLimit); break;
+        case OpType::Signal:
+          ch.signal();
+          break;
+        case OpType::RelaxedSignal:
+          ch.relaxedSignal();
+          break;
+        case OpType::Wait:
+          ch.wait(kSpinLimit);
+          break;
+        default:
+          ch.relaxedWait(kSpinLimit);
+          break;
       }
     } else {
       BasePortChannelDeviceHandle& ch = b.ctx.portChannels[c];
       switch (type) {
         case OpType::Signal:
-        case OpType::RelaxedSignal: ch.signal(); break;
-        case OpType::Flush: ch.flush(kSpinLimit); break;
-        default: ch.wait(kSpinLimit); break;
+        case OpType::RelaxedSignal:
+          ch.signal();
+          break;
+        case OpType::Flush:
+          ch.flush(kSpinLimit);
+          break;
+        default:
+          ch.wait(kSpinLimit);
+          break;
       }
     }
   }
@@ -285,16 +313,14 @@ __device__ void runReduce(const Block& b, const DeviceOp& op, const DeviceOperan
 // ---- packets ----
 
 template <typename P>
-__device__ void runPutPackets(const Block& b, const DeviceOp& op, const DeviceOperand* o, uint64_t off,
-                              uint64_t unit) {
+__device__ void runPutPackets(const Block& b, const DeviceOp& op, const DeviceOperand* o, uint64_t off, uint64_t unit) {
   const DeviceOperand* src = o;
   const DeviceOperand* dst = o + op.nInputs;
   if (op.channelType == uint8_t(ChannelType::Memory)) {
     for (uint32_t i = 0; i < op.nOutputs; ++i) {
       const uint64_t n = sizeAt(src[i], off, unit);
       if (n > 0) {
-        copyToPackets<P>(b.remotePackets(dst[i]) + 2 * off, b.local(src[i]) + off, n, threadIdx.x, blockDim.x,
-                         b.flag);
+        copyToPackets<P>(b.remotePackets(dst[i]) + 2 * off, b.local(src[i]) + off, n, threadIdx.x, blockDim.x, b.flag);
       }
     }
     return;
@@ -353,8 +379,7 @@ __device__ void runCopyPackets(const Block& b, const DeviceOp& op, const DeviceO
 /// write the sum as packets to dst1 (local scratch); respkt and recspkt send it as packets to the
 /// remaining dsts (peers' scratch).
 template <typename T, typename P>
-__device__ void reducePackets(const Block& b, const DeviceOp& op, const DeviceOperand* o, uint64_t off,
-                              uint64_t unit) {
+__device__ void reducePackets(const Block& b, const DeviceOp& op, const DeviceOperand* o, uint64_t off, uint64_t unit) {
   using Payload = typename P::Payload;
   const OpType type = OpType(op.type);
   const uint64_t n = sizeAt(o[0], off, unit);
@@ -381,10 +406,16 @@ __device__ void reducePackets(const Block& b, const DeviceOp& op, const DeviceOp
 template <typename P>
 __device__ void runPacketOp(const Block& b, const DeviceOp& op, const DeviceOperand* o, uint64_t off, uint64_t unit) {
   switch (OpType(op.type)) {
-    case OpType::PutPackets: runPutPackets<P>(b, op, o, off, unit); break;
-    case OpType::ReadPutPackets: runReadPutPackets<P>(b, op, o, off, unit); break;
+    case OpType::PutPackets:
+      runPutPackets<P>(b, op, o, off, unit);
+      break;
+    case OpType::ReadPutPackets:
+      runReadPutPackets<P>(b, op, o, off, unit);
+      break;
     case OpType::CopyPackets:
-    case OpType::UnpackPackets: runCopyPackets<P>(b, op, o, off, unit); break;
+    case OpType::UnpackPackets:
+      runCopyPackets<P>(b, op, o, off, unit);
+      break;
     default:
       withType(b.ctx.dataType, [&](auto t) { reducePackets<decltype(t), P>(b, op, o, off, unit); });
       break;
@@ -394,22 +425,34 @@ __device__ void runPacketOp(const Block& b, const DeviceOp& op, const DeviceOper
 __device__ void runOp(const Block& b, const DeviceOp& op, uint64_t off, uint64_t unit) {
   const DeviceOperand* o = b.ctx.operands + op.firstOperand;
   switch (OpType(op.type)) {
-    case OpType::Nop: __syncthreads(); break;
-    case OpType::Barrier: b.ctx.syncers[op.arg0].sync(op.arg1, kSpinLimit); break;
+    case OpType::Nop:
+      __syncthreads();
+      break;
+    case OpType::Barrier:
+      b.ctx.syncers[op.arg0].sync(op.arg1, kSpinLimit);
+      break;
     case OpType::Put:
     case OpType::PutWithSignal:
-    case OpType::PutWithSignalAndFlush: runPut(b, op, o, off, unit); break;
+    case OpType::PutWithSignalAndFlush:
+      runPut(b, op, o, off, unit);
+      break;
     case OpType::Get:
-    case OpType::Copy: runGetOrCopy(b, op, o, off, unit); break;
+    case OpType::Copy:
+      runGetOrCopy(b, op, o, off, unit);
+      break;
     case OpType::Signal:
     case OpType::Wait:
     case OpType::Flush:
     case OpType::RelaxedSignal:
-    case OpType::RelaxedWait: runSignalWait(b, op); break;
+    case OpType::RelaxedWait:
+      runSignalWait(b, op);
+      break;
     case OpType::Reduce:
     case OpType::ReduceSend:
     case OpType::ReadReduce:
-    case OpType::ReadReduceSend: runReduce(b, op, o, off, unit); break;
+    case OpType::ReadReduceSend:
+      runReduce(b, op, o, off, unit);
+      break;
     case OpType::PutPackets:
     case OpType::ReadPutPackets:
     case OpType::CopyPackets:
@@ -435,7 +478,8 @@ __device__ void runOp(const Block& b, const DeviceOp& op, uint64_t off, uint64_t
         }
       }
       break;
-    case OpType::Pipeline: break;
+    case OpType::Pipeline:
+      break;
   }
 }
 

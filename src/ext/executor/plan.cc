@@ -43,9 +43,7 @@ struct Where {
   }
   Where at(const std::string& more) const { return Where{path, rank, place.empty() ? more : place + ", " + more}; }
 
-  [[noreturn]] void fail(const std::string& what) const {
-    throw Error(prefix() + what, ErrorCode::ExecutorError);
-  }
+  [[noreturn]] void fail(const std::string& what) const { throw Error(prefix() + what, ErrorCode::ExecutorError); }
 };
 
 const char* typeName(const json& v) { return v.type_name(); }
@@ -298,7 +296,10 @@ class Parser {
     for (size_t c = 0; c < channels->size(); ++c) {
       Where cw = w.at(concat("channels[", c, "]"));
       const json& ch = (*channels)[c];
-      const ChannelType type = channelType(member(ch, "channel_type", cw), "channel_type", cw, false);
+      // Plans of some generator versions name this key "type".
+      const char* typeKey =
+          ch.is_object() && !ch.contains("channel_type") && ch.contains("type") ? "type" : "channel_type";
+      const ChannelType type = channelType(member(ch, typeKey, cw), typeKey, cw, false);
       const json& peers = arrayMember(ch, "connected_to", cw);
       for (size_t p = 0; p < peers.size(); ++p) {
         const int peer = static_cast<int>(asInt(peers[p], "connected_to", cw, 0, nGpus - 1));
@@ -451,8 +452,8 @@ class Parser {
     const size_t nLocalFirst = kind == K::LocalThenRemote ? 1 : kind == K::LocalLocalThenRemote ? 2 : 0;
     if (list->size() < nLocalFirst) w.fail(concat("'", key, "' needs at least ", nLocalFirst, " entries"));
     for (size_t i = 0; i < list->size(); ++i) {
-      bool remote = kind == K::Remote || ((kind == K::LocalThenRemote || kind == K::LocalLocalThenRemote) &&
-                                          i >= nLocalFirst);
+      bool remote =
+          kind == K::Remote || ((kind == K::LocalThenRemote || kind == K::LocalLocalThenRemote) && i >= nLocalFirst);
       refs.push_back(parseChunk((*list)[i], out, t, remote, w.at(concat(key, "[", i, "]"))));
     }
   }
@@ -467,7 +468,8 @@ class Parser {
     if (it == opNames().end()) w.fail(concat("unknown operation \"", name, "\""));
     out.type = it->second;
     const OpShape shape = shapeOf(out.type);
-    if (const json* ct = optionalMember(op, "channel_type")) out.channelType = channelType(*ct, "channel_type", w, true);
+    if (const json* ct = optionalMember(op, "channel_type"))
+      out.channelType = channelType(*ct, "channel_type", w, true);
     if (const json* ro = optionalMember(op, "reduce_op")) {
       if (!ro->is_string() || (ro->get<std::string>() != "sum" && ro->get<std::string>() != "SUM")) {
         w.fail(concat("'reduce_op' ", ro->dump(), " is not supported: only \"sum\""));
@@ -652,8 +654,7 @@ ExecutionPlan::Impl::Impl(const std::string& planPath, int planRank) : path(plan
   parse(readFile(planPath, planRank));
 }
 
-std::shared_ptr<PlanImpl> ExecutionPlan::Impl::fromText(const std::string& text, const std::string& path,
-                                                                    int rank) {
+std::shared_ptr<PlanImpl> ExecutionPlan::Impl::fromText(const std::string& text, const std::string& path, int rank) {
   std::shared_ptr<Impl> impl(new Impl());
   impl->path = path;
   impl->rank = rank;

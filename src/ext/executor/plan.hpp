@@ -37,7 +37,7 @@ struct PlanOp {
   uint32_t barrierBlocks = 0;
   uint32_t tbgId = 0;
   uint32_t tbgSize = 1;
-  uint64_t unitSize = 0;       // pipeline
+  uint64_t unitSize = 0;        // pipeline
   uint32_t pipelineChunks = 0;  // pipeline
   std::vector<PlanOp> inner;    // pipeline
 };
@@ -73,8 +73,8 @@ struct PlanGpu {
 /// A plan resolved for given buffer sizes and packet type: what the device arrays hold.
 struct ResolvedPlan {
   uint64_t chunkSize = 0;
-  uint64_t scratchSize = 0;   // bytes to allocate (both halves with double scratch)
-  uint64_t scratchHalf = 0;   // offset of the second half, 0 without double scratch
+  uint64_t scratchSize = 0;  // bytes to allocate (both halves with double scratch)
+  uint64_t scratchHalf = 0;  // offset of the second half, 0 without double scratch
   std::vector<DeviceBlock> blocks;
   std::vector<DeviceOp> ops;
   std::vector<DeviceOperand> operands;

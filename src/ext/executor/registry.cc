@@ -25,10 +25,9 @@ bool ExecutionRequest::isInPlace() const {
   return false;
 }
 
-std::shared_ptr<ExecutionPlanHandle> ExecutionPlanHandle::create(const std::string& id, int worldSize,
-                                                                 int nRanksPerNode,
-                                                                 std::shared_ptr<ExecutionPlan> plan,
-                                                                 const std::unordered_map<std::string, uint64_t>& tags) {
+std::shared_ptr<ExecutionPlanHandle> ExecutionPlanHandle::create(
+    const std::string& id, int worldSize, int nRanksPerNode, std::shared_ptr<ExecutionPlan> plan,
+    const std::unordered_map<std::string, uint64_t>& tags) {
   auto handle = std::make_shared<ExecutionPlanHandle>();
   handle->id = id;
   handle->constraint = {worldSize, nRanksPerNode};
@@ -40,7 +39,7 @@ std::shared_ptr<ExecutionPlanHandle> ExecutionPlanHandle::create(const std::stri
 bool ExecutionPlanHandle::match(const ExecutionRequest& request) {
   if (!plan) return false;
   const size_t size = request.collective == "allgather" ? request.messageSize * static_cast<size_t>(request.worldSize)
-                                                         : request.messageSize;
+                                                        : request.messageSize;
   return constraint.worldSize == request.worldSize && constraint.nRanksPerNode == request.nRanksPerNode &&
          plan->collective() == request.collective && plan->isInPlace() == request.isInPlace() &&
          size >= plan->minMessageSize() && size <= plan->maxMessageSize();
@@ -85,7 +84,8 @@ std::shared_ptr<ExecutionPlanHandle> ExecutionPlanRegistry::get(const std::strin
 std::shared_ptr<ExecutionPlanHandle> ExecutionPlanRegistry::select(
     const std::string& collective, int worldSize, int nRanksPerNode, int rank, const void* sendBuffer, void* recvBuffer,
     size_t messageSize, const std::unordered_map<std::string, std::vector<uint64_t>>& hints) {
-  const ExecutionRequest request{worldSize, nRanksPerNode, rank, sendBuffer, recvBuffer, messageSize, collective, hints};
+  const ExecutionRequest request{worldSize,  nRanksPerNode, rank,       sendBuffer,
+                                 recvBuffer, messageSize,   collective, hints};
   std::vector<std::shared_ptr<ExecutionPlanHandle>> candidates;
   ExecutionPlanSelector selector, fallback;
   {

@@ -18,33 +18,60 @@ namespace {
 
 const char* opName(OpType t) {
   switch (t) {
-    case OpType::Nop: return "nop";
-    case OpType::Barrier: return "barrier";
-    case OpType::Put: return "put";
-    case OpType::PutPackets: return "ppkt";
-    case OpType::ReadPutPackets: return "rppkt";
-    case OpType::PutWithSignal: return "pws";
-    case OpType::PutWithSignalAndFlush: return "pwsf";
-    case OpType::Get: return "get";
-    case OpType::Copy: return "copy";
-    case OpType::CopyPackets: return "cpkt";
-    case OpType::UnpackPackets: return "upkt";
-    case OpType::Signal: return "signal";
-    case OpType::Wait: return "wait";
-    case OpType::Flush: return "flush";
-    case OpType::Reduce: return "re";
-    case OpType::ReducePackets: return "repkt";
-    case OpType::ReduceCopyPackets: return "recpkt";
-    case OpType::ReduceSend: return "res";
-    case OpType::ReduceSendPackets: return "respkt";
-    case OpType::ReduceCopySendPackets: return "recspkt";
-    case OpType::ReadReduce: return "rre";
-    case OpType::ReadReduceSend: return "rres";
-    case OpType::RelaxedSignal: return "rlxsignal";
-    case OpType::RelaxedWait: return "rlxwait";
-    case OpType::Pipeline: return "pipeline";
-    case OpType::SemRelease: return "sem_release";
-    case OpType::SemAcquire: return "sem_acquire";
+    case OpType::Nop:
+      return "nop";
+    case OpType::Barrier:
+      return "barrier";
+    case OpType::Put:
+      return "put";
+    case OpType::PutPackets:
+      return "ppkt";
+    case OpType::ReadPutPackets:
+      return "rppkt";
+    case OpType::PutWithSignal:
+      return "pws";
+    case OpType::PutWithSignalAndFlush:
+      return "pwsf";
+    case OpType::Get:
+      return "get";
+    case OpType::Copy:
+      return "copy";
+    case OpType::CopyPackets:
+      return "cpkt";
+    case OpType::UnpackPackets:
+      return "upkt";
+    case OpType::Signal:
+      return "signal";
+    case OpType::Wait:
+      return "wait";
+    case OpType::Flush:
+      return "flush";
+    case OpType::Reduce:
+      return "re";
+    case OpType::ReducePackets:
+      return "repkt";
+    case OpType::ReduceCopyPackets:
+      return "recpkt";
+    case OpType::ReduceSend:
+      return "res";
+    case OpType::ReduceSendPackets:
+      return "respkt";
+    case OpType::ReduceCopySendPackets:
+      return "recspkt";
+    case OpType::ReadReduce:
+      return "rre";
+    case OpType::ReadReduceSend:
+      return "rres";
+    case OpType::RelaxedSignal:
+      return "rlxsignal";
+    case OpType::RelaxedWait:
+      return "rlxwait";
+    case OpType::Pipeline:
+      return "pipeline";
+    case OpType::SemRelease:
+      return "sem_release";
+    case OpType::SemAcquire:
+      return "sem_acquire";
   }
   return "?";
 }
@@ -91,8 +118,7 @@ class Resolver {
     if (gpu.outputChunks > 0 && (outputSize_ % align != 0 || (outputSize_ / align) % gpu.outputChunks != 0)) {
       fail(concat("the output size is not a multiple of ", gpu.outputChunks, " chunks of ", align, "-byte units"));
     }
-    if (gpu.inputChunks > 0 && gpu.outputChunks > 0 &&
-        inputSize_ / gpu.inputChunks != outputSize_ / gpu.outputChunks) {
+    if (gpu.inputChunks > 0 && gpu.outputChunks > 0 && inputSize_ / gpu.inputChunks != outputSize_ / gpu.outputChunks) {
       fail(concat("input chunks (", inputSize_ / gpu.inputChunks, " bytes) and output chunks (",
                   outputSize_ / gpu.outputChunks, " bytes) differ in size"));
     }
@@ -172,9 +198,10 @@ class Resolver {
     if (ref.remote) {
       r_.remoteBytesNeeded[ref.remoteBuffer] = std::max(r_.remoteBytesNeeded[ref.remoteBuffer], end);
     } else if (end > localBytes(ref.type)) {
-      failOp(concat("bytes up to ", end, " of the local ", ref.type == BufferType::Input    ? "input"
-                                                             : ref.type == BufferType::Output ? "output"
-                                                                                              : "scratch",
+      failOp(concat("bytes up to ", end, " of the local ",
+                    ref.type == BufferType::Input    ? "input"
+                    : ref.type == BufferType::Output ? "output"
+                                                     : "scratch",
                     " buffer, which has ", localBytes(ref.type)));
     }
     return d;
