@@ -14,6 +14,10 @@ endfunction()
 find_package(Threads REQUIRED)
 
 find_package(CUDAToolkit REQUIRED)
+
+# The executor reads its JSON plans with nlohmann_json (header only).
+find_package(nlohmann_json 3 CONFIG QUIET)
+mscclpp_require(nlohmann_json_FOUND "nlohmann_json (for the executor's plan files)" "nlohmann-json3-dev")
 if(CUDAToolkit_VERSION VERSION_LESS 12.0)
   message(FATAL_ERROR "CUDA ${CUDAToolkit_VERSION} is too old: libmscclpp needs the CUDA 12.0 toolkit or newer")
 endif()

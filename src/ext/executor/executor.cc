@@ -1,0 +1,330 @@
+// Copyright (c) 2026 The libmscclpp authors
+// SPDX-License-Identifier: MIT
+
+// Setting up and launching plans. A context holds everything one (plan, buffers, sizes) needs:
+// registered buffers, peers' buffers, semaphores and channels, scratch, and the device tables the
+// kernel reads; it is built once, collectively, and reused by every later execution. Connections are
+// kept per peer for the executor's lifetime and shared by all contexts.
+
+#include <algorithm>
+#include <map>
+#include <mscclpp/executor.hpp>
+#include <mscclpp/gpu_utils.hpp>
+#include <mscclpp/memory_channel.hpp>
+#include <mscclpp/port_channel.hpp>
+#include <mscclpp/semaphore.hpp>
+#include <tuple>
+
+#include "common/checks.hpp"
+#include "ext/executor/device_plan.hpp"
+#include "ext/executor/plan.hpp"
+
+namespace mscclpp {
+
+using namespace executor;
+
+namespace {
+
+// Communicator tags of the executor's exchanges, apart from those of other users of the communicator.
+constexpr int kTagConnection = 0x45584300;
+constexpr int kTagMemory = 0x45584301;
+constexpr int kTagMemorySemaphore = 0x45584302;
+constexpr int kTagPortSemaphore = 0x45584303;
+
+template <typename T>
+std::shared_ptr<T> toDevice(const std::vector<T>& host) {
+  auto dev = detail::gpuCallocShared<T>(std::max<size_t>(host.size(), 1));
+  if (!host.empty()) detail::gpuMemcpy(dev.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice);
+  return dev;
+}
+
+/// The device arrays of one resolution (one packet type).
+struct DeviceArrays {
+  std::shared_ptr<DeviceBlock> blocks;
+  std::shared_ptr<DeviceOp> ops;
+  std::shared_ptr<DeviceOperand> operands;
+  std::shared_ptr<uint32_t> indices;
+};
+
+struct ContextKey {
+  const PlanImpl* plan;
+  void* send;
+  void* recv;
+  size_t sendSize;
+  size_t recvSize;
+  bool operator<(const ContextKey& o) const {
+    return std::tie(plan, send, recv, sendSize, recvSize) < std::tie(o.plan, o.send, o.recv, o.sendSize, o.recvSize);
+  }
+};
+
+struct PlanContext {
+  std::shared_ptr<PlanImpl> plan;  // keeps the key's plan address from being reused
+  uint64_t scratchSize = 0;
+  uint64_t scratchHalf = 0;
+  std::shared_ptr<char> scratch;
+  RegisteredMemory local[3];  // input, output, scratch
+  std::vector<RegisteredMemory> remote;
+  std::vector<Semaphore> semaphores;  // all of them, used or not: peers signal into their tokens
+  std::vector<std::shared_ptr<MemoryDevice2DeviceSemaphore>> memorySemaphores;
+  std::vector<BaseMemoryChannel> memoryChannels;
+  std::vector<BasePortChannel> portChannels;
+  MemoryId localIdBase = 0;
+  std::shared_ptr<BaseMemoryChannelDeviceHandle> memoryChannelTable;
+  std::shared_ptr<BasePortChannelDeviceHandle> portChannelTable;
+  std::shared_ptr<void*> remotePtrs;
+  std::shared_ptr<MemoryId> remoteIds;
+  std::shared_ptr<DeviceSyncer> syncers;
+  std::shared_ptr<DeviceSemaphore> deviceSemaphores;
+  std::shared_ptr<uint32_t> epochs;
+  std::map<PacketType, DeviceArrays> resolved;
+};
+
+}  // namespace
+
+struct Executor::Impl {
+  std::shared_ptr<Communicator> comm;
+  int rank;
+  std::unique_ptr<ProxyService> proxy;
+  bool proxyStarted = false;
+  std::map<int, Connection> connections;
+  std::map<ContextKey, std::unique_ptr<PlanContext>> contexts;
+
+  explicit Impl(std::shared_ptr<Communicator> c) : comm(std::move(c)) {
+    MSCCLPP_CHECK_USAGE(comm != nullptr, "Executor: the communicator is null");
+    rank = comm->bootstrap()->getRank();
+  }
+
+  ~Impl() {
+    contexts.clear();
+    if (proxyStarted) {
+      try {
+        proxy->stopProxy();
+      } catch (const std::exception& e) {
+        LOG_WARN(EXEC, "the executor's proxy stopped with an error: ", e.what());
+      }
+    }
+  }
+
+  ProxyService& proxyService() {
+    if (!proxy) proxy = std::make_unique<ProxyService>();
+    return *proxy;
+  }
+
+  void connect(const std::vector<int>& peers) {
+    int device = 0;
+    MSCCLPP_CUDATHROW(cudaGetDevice(&device));
+    std::vector<std::pair<int, std::shared_future<Connection>>> pending;
+    for (int peer : peers) {
+      if (connections.count(peer) != 0) continue;
+      pending.emplace_back(peer, comm->connect(EndpointConfig(Transport::CudaIpc, Device(DeviceType::GPU, device)),
+                                               peer, kTagConnection));
+    }
+    for (auto& [peer, future] : pending) connections.emplace(peer, future.get());
+  }
+
+  std::unique_ptr<PlanContext> setup(const std::shared_ptr<PlanImpl>& plan, void* send, void* recv, size_t sendSize,
+                                     size_t recvSize, PacketType packetType) {
+    AvoidCudaGraphCaptureGuard notCaptured;
+    const ResolvedPlan first = plan->resolve(sendSize, recvSize, packetType);
+    const PlanGpu& self = plan->self();
+    const int nGpus = static_cast<int>(plan->gpus.size());
+    auto ctx = std::make_unique<PlanContext>();
+    ctx->plan = plan;
+    ctx->scratchSize = first.scratchSize;
+    ctx->scratchHalf = first.scratchHalf;
+    if (ctx->scratchSize > 0) ctx->scratch = detail::gpuCallocShared<char>(ctx->scratchSize);
+
+    // Peers: those this GPU has channels to and those that have channels to it.
+    std::vector<int> peers;
+    auto channelsTo = [&](const PlanGpu& g, int peer, ChannelType type) {
+      const auto& list = type == ChannelType::Memory ? g.memoryChannels : g.portChannels;
+      return static_cast<int>(
+          std::count_if(list.begin(), list.end(), [&](const PlanChannel& c) { return c.peer == peer; }));
+    };
+    for (int p = 0; p < nGpus; ++p) {
+      if (p == rank) continue;
+      for (ChannelType t : {ChannelType::Memory, ChannelType::Port}) {
+        if (channelsTo(self, p, t) + channelsTo(plan->gpus[p], rank, t) > 0) {
+          peers.push_back(p);
+          break;
+        }
+      }
+    }
+    connect(peers);
+
+    // Local buffers, registered once each; a zero-sized one is never referenced (it has no chunks).
+    void* ptrs[3] = {send, recv, ctx->scratch.get()};
+    size_t sizes[3] = {sendSize, recvSize, ctx->scratchSize};
+    for (int t = 0; t < 3; ++t) {
+      if (sizes[t] > 0) ctx->local[t] = comm->registerMemory(ptrs[t], sizes[t], Transport::CudaIpc);
+    }
+    for (int p = 0; p < nGpus; ++p) {
+      if (p == rank) continue;
+      for (const PlanRemoteBuffer& rb : plan->gpus[p].remoteBuffers) {
+        if (rb.rank != rank) continue;
+        if (sizes[int(rb.type)] == 0) {
+          MSCCLPP_THROW(ExecutorError, "execution plan '", plan->path, "', rank ", rank, ": GPU ", p, " maps the ",
+                        rb.type == BufferType::Input    ? "input"
+                        : rb.type == BufferType::Output ? "output"
+                                                        : "scratch",
+                        " buffer of this rank, which is empty");
+        }
+        comm->sendMemory(ctx->local[int(rb.type)], p, kTagMemory);
+      }
+    }
+    std::vector<std::shared_future<RegisteredMemory>> remoteFutures;
+    for (const PlanRemoteBuffer& rb : self.remoteBuffers)
+      remoteFutures.push_back(comm->recvMemory(rb.rank, kTagMemory));
+    for (auto& f : remoteFutures) ctx->remote.push_back(f.get());
+
+    // Semaphores: the k-th channel of a type from this GPU to a peer pairs with the peer's k-th channel
+    // of that type to this GPU; both sides build as many as the larger of the two counts.
+    std::vector<BaseMemoryChannelDeviceHandle> memoryHandles;
+    std::vector<BasePortChannelDeviceHandle> portHandles;
+    const bool usesPort =
+        !self.portChannels.empty() || std::any_of(self.remoteBuffers.begin(), self.remoteBuffers.end(),
+                                                  [](const PlanRemoteBuffer& rb) { return rb.portAccess; });
+    for (ChannelType type : {ChannelType::Memory, ChannelType::Port}) {
+      const int tag = type == ChannelType::Memory ? kTagMemorySemaphore : kTagPortSemaphore;
+      std::map<int, std::vector<std::shared_future<Semaphore>>> futures;
+      for (int p : peers) {
+        const int n = std::max(channelsTo(self, p, type), channelsTo(plan->gpus[p], rank, type));
+        for (int k = 0; k < n; ++k) futures[p].push_back(comm->buildSemaphore(connections.at(p), p, tag));
+      }
+      std::map<int, std::vector<Semaphore>> built;
+      for (auto& [p, list] : futures) {
+        for (auto& f : list) {
+          built[p].push_back(f.get());
+          ctx->semaphores.push_back(built[p].back());
+        }
+      }
+      std::map<int, size_t> used;
+      for (const PlanChannel& c : type == ChannelType::Memory ? self.memoryChannels : self.portChannels) {
+        Semaphore& sem = built.at(c.peer).at(used[c.peer]++);
+        if (type == ChannelType::Memory) {
+          ctx->memorySemaphores.push_back(std::make_shared<MemoryDevice2DeviceSemaphore>(sem));
+          ctx->memoryChannels.emplace_back(ctx->memorySemaphores.back());
+          memoryHandles.push_back(ctx->memoryChannels.back().deviceHandle());
+        } else {
+          ctx->portChannels.push_back(proxyService().basePortChannel(proxyService().addSemaphore(sem)));
+          portHandles.push_back(ctx->portChannels.back().deviceHandle());
+        }
+      }
+    }
+
+    std::vector<void*> remotePtrs(self.remoteBuffers.size(), nullptr);
+    std::vector<MemoryId> remoteIds(self.remoteBuffers.size(), 0);
+    for (size_t b = 0; b < self.remoteBuffers.size(); ++b) {
+      if (self.remoteBuffers[b].memoryAccess) remotePtrs[b] = ctx->remote[b].data();
+    }
+    if (usesPort) {
+      ProxyService& ps = proxyService();
+      for (int t = 0; t < 3; ++t) {
+        // A placeholder for an empty buffer keeps the three ids consecutive.
+        const MemoryId id = ps.addMemory(sizes[t] > 0 ? ctx->local[t] : ctx->local[sizes[0] > 0 ? 0 : 1]);
+        if (t == 0) ctx->localIdBase = id;
+        MSCCLPP_ASSERT(id == ctx->localIdBase + t, "proxy memory ids are not consecutive");
+      }
+      for (size_t b = 0; b < self.remoteBuffers.size(); ++b) {
+        if (self.remoteBuffers[b].portAccess) remoteIds[b] = ps.addMemory(ctx->remote[b]);
+      }
+      if (!proxyStarted) {
+        ps.startProxy();
+        proxyStarted = true;
+      }
+    }
+    ctx->memoryChannelTable = toDevice(memoryHandles);
+    ctx->portChannelTable = toDevice(portHandles);
+    ctx->remotePtrs = toDevice(remotePtrs);
+    ctx->remoteIds = toDevice(remoteIds);
+    ctx->syncers = detail::gpuCallocShared<DeviceSyncer>(std::max<uint32_t>(first.nSyncers, 1));
+    std::vector<DeviceSemaphore> sems;
+    for (int init : self.semaphoreInits) sems.emplace_back(init);
+    ctx->deviceSemaphores = toDevice(sems);
+    ctx->epochs = detail::gpuCallocShared<uint32_t>(self.threadblocks.size());
+    addResolution(*ctx, first, packetType);
+    return ctx;
+  }
+
+  void addResolution(PlanContext& ctx, const ResolvedPlan& r, PacketType packetType) {
+    for (size_t b = 0; b < r.remoteBytesNeeded.size(); ++b) {
+      if (r.remoteBytesNeeded[b] > ctx.remote[b].size()) {
+        const PlanRemoteBuffer& rb = ctx.plan->self().remoteBuffers[b];
+        MSCCLPP_THROW(ExecutorError, "execution plan '", ctx.plan->path, "', rank ", rank, ": remote buffer ", b,
+                      " (GPU ", rb.rank, ") is accessed up to byte ", r.remoteBytesNeeded[b], " but has ",
+                      ctx.remote[b].size(), " bytes");
+      }
+    }
+    if (r.nSyncers > 0 && !ctx.syncers) ctx.syncers = detail::gpuCallocShared<DeviceSyncer>(r.nSyncers);
+    DeviceArrays arrays;
+    arrays.blocks = toDevice(r.blocks);
+    arrays.ops = toDevice(r.ops);
+    arrays.operands = toDevice(r.operands);
+    arrays.indices = toDevice(r.indices);
+    ctx.resolved.emplace(packetType, std::move(arrays));
+  }
+};
+
+// Every context allocates the scratch its plan needs (sized from the buffers), so the shared default
+// scratch of the reference's reuse_resources plans is not needed; the argument stays for source
+// compatibility.
+Executor::Executor(std::shared_ptr<Communicator> comm, std::shared_ptr<char>)
+    : impl_(std::make_unique<Impl>(std::move(comm))) {}
+
+Executor::~Executor() = default;
+
+void Executor::execute(int rank, void* sendbuff, void* recvBuff, size_t sendBuffSize, size_t recvBuffSize,
+                       DataType dataType, const ExecutionPlan& plan, cudaStream_t stream, PacketType packetType) {
+  const auto& impl = ExecutionPlanAccess::impl(plan);
+  auto fail = [&](const std::string& what) {
+    throw Error(concat("execution plan '", impl->path, "', rank ", rank, ": ", what), ErrorCode::ExecutorError);
+  };
+  if (rank != impl->rank) fail(concat("the plan was read for rank ", impl->rank));
+  if (rank != impl_->rank) fail(concat("the executor's communicator is rank ", impl_->rank));
+  if (static_cast<int>(dataType) < 0 || static_cast<int>(dataType) > static_cast<int>(DataType::FP8_E5M2)) {
+    fail(concat("unknown data type ", static_cast<int>(dataType)));
+  }
+  if (packetType != PacketType::LL8 && packetType != PacketType::LL16) {
+    fail(concat("unknown packet type ", static_cast<int>(packetType)));
+  }
+  if (sendbuff == nullptr || recvBuff == nullptr) fail("a null buffer");
+  // Data is moved in 4-byte words, and LL16 payloads in 8-byte ones.
+  const uintptr_t alignment = impl->isUsingPacket && packetType == PacketType::LL16 ? 8 : 4;
+  if ((reinterpret_cast<uintptr_t>(sendbuff) | reinterpret_cast<uintptr_t>(recvBuff)) % alignment != 0) {
+    fail(concat("buffers must be ", alignment, "-byte aligned"));
+  }
+  const ContextKey key{impl.get(), sendbuff, recvBuff, sendBuffSize, recvBuffSize};
+  auto it = impl_->contexts.find(key);
+  if (it == impl_->contexts.end()) {
+    it = impl_->contexts.emplace(key, impl_->setup(impl, sendbuff, recvBuff, sendBuffSize, recvBuffSize, packetType))
+             .first;
+  }
+  PlanContext& ctx = *it->second;
+  auto arrays = ctx.resolved.find(packetType);
+  if (arrays == ctx.resolved.end()) {
+    AvoidCudaGraphCaptureGuard notCaptured;
+    impl_->addResolution(ctx, impl->resolve(sendBuffSize, recvBuffSize, packetType), packetType);
+    arrays = ctx.resolved.find(packetType);
+  }
+  DeviceContext d{};
+  d.blocks = arrays->second.blocks.get();
+  d.ops = arrays->second.ops.get();
+  d.operands = arrays->second.operands.get();
+  d.indices = arrays->second.indices.get();
+  d.memoryChannels = ctx.memoryChannelTable.get();
+  d.portChannels = ctx.portChannelTable.get();
+  d.remotePtrs = ctx.remotePtrs.get();
+  d.remoteIds = ctx.remoteIds.get();
+  d.syncers = ctx.syncers.get();
+  d.semaphores = ctx.deviceSemaphores.get();
+  d.epochs = ctx.epochs.get();
+  d.scratch = ctx.scratch.get();
+  d.scratchHalf = ctx.scratchHalf;
+  d.localIdBase = ctx.localIdBase;
+  d.dataType = static_cast<uint8_t>(dataType);
+  d.packetType = static_cast<uint8_t>(packetType);
+  launchInterpreter(d, sendbuff, recvBuff, static_cast<int>(impl->self().threadblocks.size()), impl->nThreadsPerBlock,
+                    stream);
+}
+
+}  // namespace mscclpp
