@@ -147,6 +147,12 @@ void ncclComm::join() {
 
 ncclComm::~ncclComm() {
   join();
+  if (aborted) {
+    // A kernel of ours may still wait for a peer that will never come, and freeing the memory it uses
+    // would wait for that kernel. The collectives object (which holds the communicator and
+    // bootstrap) is left behind instead: an aborted communicator must return, not hang.
+    static_cast<void>(collectives.release());
+  }
   if (real != nullptr) {
     ncclResult_t res = aborted ? realLib->CommAbort(real) : realLib->CommDestroy(real);
     if (res != ncclSuccess) LOG_WARN(NCCL, "destroying the NCCL communicator alongside failed: ", realLib->GetErrorString(res));
