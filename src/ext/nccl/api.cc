@@ -104,7 +104,21 @@ ncclResult_t initRank(ncclComm_t* out, int nranks, const mscclpp::UniqueId& id, 
     ncclComm* raw = comm.get();
     const bool blocking = spec.config.blocking;
     if (blocking) {
-      mscclpp::nccl::submitInit([raw, spec]() { mscclpp::nccl::joinComm(raw, spec); });
+      if (!mscclpp::nccl::inGroup()) {
+        mscclpp::nccl::joinComm(raw, spec);
+        *out = comm.release();
+        return ncclSuccess;
+      }
+      // Inside a group the caller holds the handle before the join runs; a failed join leaves its
+      // code on the communicator, where every later call finds it.
+      mscclpp::nccl::submitInit([raw, spec]() {
+        try {
+          mscclpp::nccl::joinComm(raw, spec);
+        } catch (...) {
+          raw->asyncError = mscclpp::nccl::resultOf(std::current_exception());
+          throw;
+        }
+      });
       *out = comm.release();
       return ncclSuccess;
     }
