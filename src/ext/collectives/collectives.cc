@@ -33,9 +33,7 @@ struct RankInfo {
   uint64_t gpuHash;
 };
 
-bool elementAligned(const void* ptr, size_t elemSize) {
-  return (reinterpret_cast<uintptr_t>(ptr) % elemSize) == 0;
-}
+bool elementAligned(const void* ptr, size_t elemSize) { return (reinterpret_cast<uintptr_t>(ptr) % elemSize) == 0; }
 
 }  // namespace
 
@@ -165,8 +163,7 @@ struct Collectives::Impl {
   }
 };
 
-Collectives::Impl::Impl(std::shared_ptr<Communicator> c, const Config& requested)
-    : comm(std::move(c)), scratch(0) {
+Collectives::Impl::Impl(std::shared_ptr<Communicator> c, const Config& requested) : comm(std::move(c)), scratch(0) {
   MSCCLPP_CHECK_USAGE(comm != nullptr, "Collectives: null communicator");
   std::shared_ptr<Bootstrap> bootstrap = comm->bootstrap();
   rank = bootstrap->getRank();
@@ -185,8 +182,8 @@ Collectives::Impl::Impl(std::shared_ptr<Communicator> c, const Config& requested
   for (int r = 0; r < nRanks; ++r) {
     MSCCLPP_CHECK_USAGE(infos[r].hostHash == infos[rank].hostHash, "Collectives: rank ", r,
                         " is on another host; ranks of several hosts are not supported yet");
-    const int sharing = static_cast<int>(std::count_if(
-        infos.begin(), infos.end(), [&](const RankInfo& i) { return i.gpuHash == infos[r].gpuHash; }));
+    const int sharing = static_cast<int>(
+        std::count_if(infos.begin(), infos.end(), [&](const RankInfo& i) { return i.gpuHash == infos[r].gpuHash; }));
     ranksPerGpu = std::max(ranksPerGpu, sharing);
   }
   config = resolveConfig(requested, ranksPerGpu, [](const char* name) { return std::getenv(name); });
@@ -332,9 +329,9 @@ void Collectives::allToAllv(const void* send, const std::vector<size_t>& sendCou
   Impl& m = *pimpl_;
   m.checkNotInGroup("allToAllv");
   const size_t n = static_cast<size_t>(m.nRanks);
-  MSCCLPP_CHECK_USAGE(sendCounts.size() == n && sendDispls.size() == n && recvCounts.size() == n &&
-                          recvDispls.size() == n,
-                      "allToAllv: counts and displacements need ", n, " entries each");
+  MSCCLPP_CHECK_USAGE(
+      sendCounts.size() == n && sendDispls.size() == n && recvCounts.size() == n && recvDispls.size() == n,
+      "allToAllv: counts and displacements need ", n, " entries each");
   MSCCLPP_CHECK_USAGE(sendCounts[m.rank] == recvCounts[m.rank], "allToAllv: this rank sends itself ",
                       sendCounts[m.rank], " elements but receives ", recvCounts[m.rank]);
   const size_t es = dataTypeSize(type);
@@ -351,8 +348,7 @@ void Collectives::allToAllv(const void* send, const std::vector<size_t>& sendCou
   launchPairwise(m.dev, plan, stream);
 }
 
-void Collectives::broadcast(const void* send, void* recv, size_t count, DataType type, int root,
-                            cudaStream_t stream) {
+void Collectives::broadcast(const void* send, void* recv, size_t count, DataType type, int root, cudaStream_t stream) {
   Impl& m = *pimpl_;
   m.checkNotInGroup("broadcast");
   m.checkRoot(root, "broadcast");

@@ -232,8 +232,12 @@ struct Arith<T, std::enable_if_t<std::is_integral<T>::value>> {
   using U = std::make_unsigned_t<T>;
   __device__ __forceinline__ static Acc toAcc(T x) { return x; }
   __device__ __forceinline__ static T fromAcc(Acc a) { return a; }
-  __device__ __forceinline__ static Acc add(Acc a, Acc b) { return static_cast<T>(static_cast<U>(a) + static_cast<U>(b)); }
-  __device__ __forceinline__ static Acc mul(Acc a, Acc b) { return static_cast<T>(static_cast<U>(a) * static_cast<U>(b)); }
+  __device__ __forceinline__ static Acc add(Acc a, Acc b) {
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+  }
+  __device__ __forceinline__ static Acc mul(Acc a, Acc b) {
+    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+  }
   __device__ __forceinline__ static Acc div(Acc a, int n) { return static_cast<T>(a / static_cast<T>(n)); }
 };
 
@@ -317,46 +321,46 @@ struct VecAcc {
 
 /// Calls F<T, Kind>(args...) for the runtime (type, kind): one instantiation per element type and
 /// reduction kind. F is a function template name.
-#define MSCCLPP_COLL_DISPATCH_KIND(F, T, kind, ...)                                   \
-  do {                                                                               \
-    switch (kind) {                                                                  \
-      case ::mscclpp::collectives::ReduceSpec::Kind::Sum:                            \
-        F<T, ::mscclpp::collectives::ReduceSpec::Kind::Sum>(__VA_ARGS__);            \
-        break;                                                                       \
-      case ::mscclpp::collectives::ReduceSpec::Kind::Prod:                           \
-        F<T, ::mscclpp::collectives::ReduceSpec::Kind::Prod>(__VA_ARGS__);           \
-        break;                                                                       \
-      case ::mscclpp::collectives::ReduceSpec::Kind::Max:                            \
-        F<T, ::mscclpp::collectives::ReduceSpec::Kind::Max>(__VA_ARGS__);            \
-        break;                                                                       \
-      case ::mscclpp::collectives::ReduceSpec::Kind::Min:                            \
-        F<T, ::mscclpp::collectives::ReduceSpec::Kind::Min>(__VA_ARGS__);            \
-        break;                                                                       \
-    }                                                                                \
+#define MSCCLPP_COLL_DISPATCH_KIND(F, T, kind, ...)                        \
+  do {                                                                     \
+    switch (kind) {                                                        \
+      case ::mscclpp::collectives::ReduceSpec::Kind::Sum:                  \
+        F<T, ::mscclpp::collectives::ReduceSpec::Kind::Sum>(__VA_ARGS__);  \
+        break;                                                             \
+      case ::mscclpp::collectives::ReduceSpec::Kind::Prod:                 \
+        F<T, ::mscclpp::collectives::ReduceSpec::Kind::Prod>(__VA_ARGS__); \
+        break;                                                             \
+      case ::mscclpp::collectives::ReduceSpec::Kind::Max:                  \
+        F<T, ::mscclpp::collectives::ReduceSpec::Kind::Max>(__VA_ARGS__);  \
+        break;                                                             \
+      case ::mscclpp::collectives::ReduceSpec::Kind::Min:                  \
+        F<T, ::mscclpp::collectives::ReduceSpec::Kind::Min>(__VA_ARGS__);  \
+        break;                                                             \
+    }                                                                      \
   } while (0)
 
-#define MSCCLPP_COLL_TYPE_CASE(F, D, kind, ...)                                                   \
-  case ::mscclpp::collectives::DataType::D:                                                      \
+#define MSCCLPP_COLL_TYPE_CASE(F, D, kind, ...)                                                                       \
+  case ::mscclpp::collectives::DataType::D:                                                                           \
     MSCCLPP_COLL_DISPATCH_KIND(F, typename ::mscclpp::collectives::TypeOf<::mscclpp::collectives::DataType::D>::type, \
-                               kind, __VA_ARGS__);                                               \
+                               kind, __VA_ARGS__);                                                                    \
     break;
 
-#define MSCCLPP_COLL_DISPATCH(F, type, kind, ...)                  \
-  do {                                                            \
-    switch (type) {                                               \
-      MSCCLPP_COLL_TYPE_CASE(F, Int8, kind, __VA_ARGS__)          \
-      MSCCLPP_COLL_TYPE_CASE(F, Uint8, kind, __VA_ARGS__)         \
-      MSCCLPP_COLL_TYPE_CASE(F, Int32, kind, __VA_ARGS__)         \
-      MSCCLPP_COLL_TYPE_CASE(F, Uint32, kind, __VA_ARGS__)        \
-      MSCCLPP_COLL_TYPE_CASE(F, Int64, kind, __VA_ARGS__)         \
-      MSCCLPP_COLL_TYPE_CASE(F, Uint64, kind, __VA_ARGS__)        \
-      MSCCLPP_COLL_TYPE_CASE(F, Float16, kind, __VA_ARGS__)       \
-      MSCCLPP_COLL_TYPE_CASE(F, Float32, kind, __VA_ARGS__)       \
-      MSCCLPP_COLL_TYPE_CASE(F, Float64, kind, __VA_ARGS__)       \
-      MSCCLPP_COLL_TYPE_CASE(F, Bfloat16, kind, __VA_ARGS__)      \
-      MSCCLPP_COLL_TYPE_CASE(F, Fp8E4M3, kind, __VA_ARGS__)       \
-      MSCCLPP_COLL_TYPE_CASE(F, Fp8E5M2, kind, __VA_ARGS__)       \
-    }                                                             \
+#define MSCCLPP_COLL_DISPATCH(F, type, kind, ...)            \
+  do {                                                       \
+    switch (type) {                                          \
+      MSCCLPP_COLL_TYPE_CASE(F, Int8, kind, __VA_ARGS__)     \
+      MSCCLPP_COLL_TYPE_CASE(F, Uint8, kind, __VA_ARGS__)    \
+      MSCCLPP_COLL_TYPE_CASE(F, Int32, kind, __VA_ARGS__)    \
+      MSCCLPP_COLL_TYPE_CASE(F, Uint32, kind, __VA_ARGS__)   \
+      MSCCLPP_COLL_TYPE_CASE(F, Int64, kind, __VA_ARGS__)    \
+      MSCCLPP_COLL_TYPE_CASE(F, Uint64, kind, __VA_ARGS__)   \
+      MSCCLPP_COLL_TYPE_CASE(F, Float16, kind, __VA_ARGS__)  \
+      MSCCLPP_COLL_TYPE_CASE(F, Float32, kind, __VA_ARGS__)  \
+      MSCCLPP_COLL_TYPE_CASE(F, Float64, kind, __VA_ARGS__)  \
+      MSCCLPP_COLL_TYPE_CASE(F, Bfloat16, kind, __VA_ARGS__) \
+      MSCCLPP_COLL_TYPE_CASE(F, Fp8E4M3, kind, __VA_ARGS__)  \
+      MSCCLPP_COLL_TYPE_CASE(F, Fp8E5M2, kind, __VA_ARGS__)  \
+    }                                                        \
   } while (0)
 
 #endif  // MSCCLPP_EXT_COLLECTIVES_DEVICE_COMMON_HPP_

@@ -81,8 +81,7 @@ __global__ void __launch_bounds__(kBlockThreads)
         if (q == rank) {
           v.raw = load8(own, i * 8, segBytes);
         } else {
-          const LL16Packet* slot =
-              reinterpret_cast<const LL16Packet*>(s.scratch[rank] + s.layout.llSlot(half, b, q));
+          const LL16Packet* slot = reinterpret_cast<const LL16Packet*>(s.scratch[rank] + s.layout.llSlot(half, b, q));
           v.raw = slot[i - begin].read(flag, kSpinLimit);
         }
         if (q == 0) {
@@ -101,8 +100,7 @@ __global__ void __launch_bounds__(kBlockThreads)
           if (own == recv + rank * segBytes) continue;
           w = load8(own, i * 8, segBytes);
         } else {
-          const LL16Packet* slot =
-              reinterpret_cast<const LL16Packet*>(s.scratch[rank] + s.layout.llSlot(half, b, q));
+          const LL16Packet* slot = reinterpret_cast<const LL16Packet*>(s.scratch[rank] + s.layout.llSlot(half, b, q));
           w = slot[i - begin].read(flag, kSpinLimit);
         }
         store8(recv + q * segBytes, i * 8, segBytes, w);
@@ -118,8 +116,8 @@ struct LLLaunch {
                   cudaStream_t stream) {
     const PacketTiling pt = makePacketTiling(segBytes, s.layout.maxBlocks, kLLPacketsPerBlock);
     if (pt.nBlocks == 0) return;
-    llKernel<Mode, T, Kind><<<pt.nBlocks, kBlockThreads, 0, stream>>>(
-        s, static_cast<const char*>(send), static_cast<char*>(recv), segBytes, pt, spec);
+    llKernel<Mode, T, Kind><<<pt.nBlocks, kBlockThreads, 0, stream>>>(s, static_cast<const char*>(send),
+                                                                      static_cast<char*>(recv), segBytes, pt, spec);
     MSCCLPP_CUDATHROW(cudaGetLastError());
   }
 };

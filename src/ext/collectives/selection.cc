@@ -3,6 +3,7 @@
 
 #include "ext/collectives/selection.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <string>
@@ -19,9 +20,27 @@ size_t parseSize(const char* name, const char* text) {
   char* end = nullptr;
   const unsigned long long value = std::strtoull(text, &end, 0);
   size_t scale = 1;
-  if (end != nullptr && (*end == 'K' || *end == 'k')) scale = 1ull << 10, ++end;
-  else if (end != nullptr && (*end == 'M' || *end == 'm')) scale = 1ull << 20, ++end;
-  else if (end != nullptr && (*end == 'G' || *end == 'g')) scale = 1ull << 30, ++end;
+  if (end != nullptr) {
+    switch (*end) {
+      case 'K':
+      case 'k':
+        scale = 1ull << 10;
+        ++end;
+        break;
+      case 'M':
+      case 'm':
+        scale = 1ull << 20;
+        ++end;
+        break;
+      case 'G':
+      case 'g':
+        scale = 1ull << 30;
+        ++end;
+        break;
+      default:
+        break;
+    }
+  }
   MSCCLPP_CHECK_USAGE(errno == 0 && end != text && *end == '\0' && text[0] != '-', name, "='", text,
                       "' is not a size (a number, optionally followed by K, M or G)");
   return static_cast<size_t>(value) * scale;
@@ -49,7 +68,7 @@ Config resolveConfig(const Config& config, int ranksPerGpu, const EnvLookup& loo
       c.maxBlocks = static_cast<int>(parseSize("MSCCLPP_COLL_MAX_BLOCKS", v));
     } else {
       const int share = kResidentBlocksPerGpu / (ranksPerGpu > 0 ? ranksPerGpu : 1);
-      c.maxBlocks = share < kMaxBlocksPerLaunch ? share : kMaxBlocksPerLaunch;
+      c.maxBlocks = std::max(1, std::min(share, kMaxBlocksPerLaunch));
     }
   }
   MSCCLPP_CHECK_USAGE(c.maxBlocks >= 1 && c.maxBlocks <= 1024, "maxBlocks must be in [1, 1024], got ", c.maxBlocks);
@@ -94,8 +113,7 @@ Algorithm selectAlgorithm(Collective collective, size_t segBytes, int nRanks, co
     // One-shot sends the whole segment to every peer as packets of twice its size, so its traffic
     // grows with the peer count: it wins while that traffic costs less than the staged path's two
     // barrier hops.
-    wanted = segBytes * static_cast<size_t>(nRanks - 1) <= config.llMaxBytes ? Algorithm::LLOneShot
-                                                                               : Algorithm::Staged;
+    wanted = segBytes * static_cast<size_t>(nRanks - 1) <= config.llMaxBytes ? Algorithm::LLOneShot : Algorithm::Staged;
   }
   if (wanted == Algorithm::LLOneShot && !fits) return Algorithm::Staged;
   return wanted;

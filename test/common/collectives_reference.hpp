@@ -1,0 +1,292 @@
+// Copyright (c) 2026 The libmscclpp authors
+// SPDX-License-Identifier: MIT
+
+// Host reference of the collectives' arithmetic, written from the definitions rather than from the
+// kernels: integers wrap in their own width, floating types are combined in double and rounded once
+// to the element type. Plus the deterministic inputs the tests give each rank, so that every rank
+// can compute every other rank's input, and hence the expected result, without communicating.
+
+#ifndef MSCCLPP_TEST_COMMON_COLLECTIVES_REFERENCE_HPP_
+#define MSCCLPP_TEST_COMMON_COLLECTIVES_REFERENCE_HPP_
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <mscclpp/collectives.hpp>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace mscclpp::test {
+
+using collectives::DataType;
+using collectives::ReduceOp;
+
+/// A host value of one element, converted to and from double (integers exactly, in 64 bits).
+struct Element {
+  DataType type;
+  uint64_t bits = 0;
+};
+
+inline double toDouble(DataType type, const void* p) {
+  switch (type) {
+    case DataType::Int8:
+      return *static_cast<const int8_t*>(p);
+    case DataType::Uint8:
+      return *static_cast<const uint8_t*>(p);
+    case DataType::Int32:
+      return *static_cast<const int32_t*>(p);
+    case DataType::Uint32:
+      return *static_cast<const uint32_t*>(p);
+    case DataType::Int64:
+      return static_cast<double>(*static_cast<const int64_t*>(p));
+    case DataType::Uint64:
+      return static_cast<double>(*static_cast<const uint64_t*>(p));
+    case DataType::Float16:
+      return __half2float(*static_cast<const __half*>(p));
+    case DataType::Float32:
+      return *static_cast<const float*>(p);
+    case DataType::Float64:
+      return *static_cast<const double*>(p);
+    case DataType::Bfloat16:
+      return __bfloat162float(*static_cast<const __nv_bfloat16*>(p));
+    case DataType::Fp8E4M3:
+      return static_cast<float>(*static_cast<const __nv_fp8_e4m3*>(p));
+    case DataType::Fp8E5M2:
+      return static_cast<float>(*static_cast<const __nv_fp8_e5m2*>(p));
+  }
+  return 0;
+}
+
+/// Stores `v` (rounded to nearest for floating types) as an element of `type` at p.
+inline void fromDouble(DataType type, double v, void* p) {
+  switch (type) {
+    case DataType::Int8:
+      *static_cast<int8_t*>(p) = static_cast<int8_t>(static_cast<int64_t>(v));
+      return;
+    case DataType::Uint8:
+      *static_cast<uint8_t*>(p) = static_cast<uint8_t>(static_cast<int64_t>(v));
+      return;
+    case DataType::Int32:
+      *static_cast<int32_t*>(p) = static_cast<int32_t>(static_cast<int64_t>(v));
+      return;
+    case DataType::Uint32:
+      *static_cast<uint32_t*>(p) = static_cast<uint32_t>(static_cast<int64_t>(v));
+      return;
+    case DataType::Int64:
+      *static_cast<int64_t*>(p) = static_cast<int64_t>(v);
+      return;
+    case DataType::Uint64:
+      *static_cast<uint64_t*>(p) = static_cast<uint64_t>(static_cast<int64_t>(v));
+      return;
+    case DataType::Float16:
+      *static_cast<__half*>(p) = __double2half(v);
+      return;
+    case DataType::Float32:
+      *static_cast<float*>(p) = static_cast<float>(v);
+      return;
+    case DataType::Float64:
+      *static_cast<double*>(p) = v;
+      return;
+    case DataType::Bfloat16:
+      *static_cast<__nv_bfloat16*>(p) = __double2bfloat16(v);
+      return;
+    case DataType::Fp8E4M3:
+      *static_cast<__nv_fp8_e4m3*>(p) = __nv_fp8_e4m3(v);
+      return;
+    case DataType::Fp8E5M2:
+      *static_cast<__nv_fp8_e5m2*>(p) = __nv_fp8_e5m2(v);
+      return;
+  }
+}
+
+inline bool isIntegral(DataType type) {
+  switch (type) {
+    case DataType::Int8:
+    case DataType::Uint8:
+    case DataType::Int32:
+    case DataType::Uint32:
+    case DataType::Int64:
+    case DataType::Uint64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+inline bool isSigned(DataType type) {
+  return type == DataType::Int8 || type == DataType::Int32 || type == DataType::Int64;
+}
+
+/// An integer element as the 64-bit pattern of its value (sign-extended for signed types).
+inline uint64_t intBits(DataType type, const void* p) {
+  switch (type) {
+    case DataType::Int8:
+      return static_cast<uint64_t>(static_cast<int64_t>(*static_cast<const int8_t*>(p)));
+    case DataType::Uint8:
+      return *static_cast<const uint8_t*>(p);
+    case DataType::Int32:
+      return static_cast<uint64_t>(static_cast<int64_t>(*static_cast<const int32_t*>(p)));
+    case DataType::Uint32:
+      return *static_cast<const uint32_t*>(p);
+    case DataType::Int64:
+    case DataType::Uint64: {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    default:
+      return 0;
+  }
+}
+
+/// Stores the low bits of `v` as an element of integer `type` (wrap-around).
+inline void storeIntBits(DataType type, uint64_t v, void* p) {
+  std::memcpy(p, &v, collectives::dataTypeSize(type));  // little-endian: the low bytes
+}
+
+/// Sign-extends (or zero-extends) the low dataTypeSize bytes of v as the type's value.
+inline int64_t signedValue(DataType type, uint64_t v) {
+  switch (type) {
+    case DataType::Int8:
+      return static_cast<int8_t>(v);
+    case DataType::Int32:
+      return static_cast<int32_t>(v);
+    default:
+      return static_cast<int64_t>(v);
+  }
+}
+
+/// The reduction of inputs[0..n-1] (one element each, of `type`) under `op` with `scalar` (the
+/// PreMulSum scalar as an element of `type`), stored at out.
+inline void referenceReduce(DataType type, ReduceOp::Kind op, const std::vector<const void*>& inputs,
+                            const void* scalar, void* out) {
+  const int n = static_cast<int>(inputs.size());
+  if (isIntegral(type)) {
+    const uint64_t mask =
+        collectives::dataTypeSize(type) == 8 ? ~0ull : (1ull << (8 * collectives::dataTypeSize(type))) - 1;
+    const uint64_t s = scalar ? intBits(type, scalar) : 1;
+    uint64_t acc = 0;
+    for (int q = 0; q < n; ++q) {
+      const uint64_t x = intBits(type, inputs[q]);
+      switch (op) {
+        case ReduceOp::Kind::Sum:
+        case ReduceOp::Kind::Avg:
+          acc = q == 0 ? x : acc + x;
+          break;
+        case ReduceOp::Kind::PreMulSum:
+          acc = q == 0 ? s * x : acc + s * x;
+          break;
+        case ReduceOp::Kind::Prod:
+          acc = q == 0 ? x : acc * x;
+          break;
+        case ReduceOp::Kind::Max:
+        case ReduceOp::Kind::Min: {
+          const bool less =
+              isSigned(type) ? signedValue(type, x & mask) < signedValue(type, acc & mask) : (x & mask) < (acc & mask);
+          const bool greater =
+              isSigned(type) ? signedValue(type, x & mask) > signedValue(type, acc & mask) : (x & mask) > (acc & mask);
+          if (q == 0 || (op == ReduceOp::Kind::Min ? less : greater)) acc = x;
+          break;
+        }
+      }
+    }
+    if (op == ReduceOp::Kind::Avg) {
+      acc = isSigned(type) ? static_cast<uint64_t>(signedValue(type, acc & mask) / n) : (acc & mask) / n;
+    }
+    storeIntBits(type, acc, out);
+    return;
+  }
+  const double s = scalar ? toDouble(type, scalar) : 1.0;
+  double acc = 0;
+  for (int q = 0; q < n; ++q) {
+    const double x = toDouble(type, inputs[q]);
+    switch (op) {
+      case ReduceOp::Kind::Sum:
+      case ReduceOp::Kind::Avg:
+        acc = q == 0 ? x : acc + x;
+        break;
+      case ReduceOp::Kind::PreMulSum:
+        acc = q == 0 ? s * x : acc + s * x;
+        break;
+      case ReduceOp::Kind::Prod:
+        acc = q == 0 ? x : acc * x;
+        break;
+      case ReduceOp::Kind::Max:
+        acc = q == 0 || x > acc ? x : acc;
+        break;
+      case ReduceOp::Kind::Min:
+        acc = q == 0 || x < acc ? x : acc;
+        break;
+    }
+  }
+  if (op == ReduceOp::Kind::Avg) acc /= n;
+  fromDouble(type, acc, out);
+}
+
+/// The bound within which a floating result must match the reference: the kernels combine in float
+/// (double for double) and round once, the reference in double and rounds once, so the two differ by
+/// at most one unit in the last place of the element type (from the two roundings of float).
+inline double tolerance(DataType type, double reference) {
+  double eps = 0;
+  switch (type) {
+    case DataType::Float16:
+      eps = std::ldexp(1.0, -10);
+      break;
+    case DataType::Bfloat16:
+      eps = std::ldexp(1.0, -7);
+      break;
+    case DataType::Fp8E4M3:
+      eps = std::ldexp(1.0, -3);
+      break;
+    case DataType::Fp8E5M2:
+      eps = std::ldexp(1.0, -2);
+      break;
+    case DataType::Float32:
+      eps = std::ldexp(1.0, -22);
+      break;
+    case DataType::Float64:
+      eps = std::ldexp(1.0, -50);
+      break;
+    default:
+      return 0;
+  }
+  return eps * std::fabs(reference);
+}
+
+/// True if `got` equals `want` (integers: exactly; floating types: within tolerance()).
+inline bool matches(DataType type, const void* got, const void* want) {
+  if (isIntegral(type)) return std::memcmp(got, want, collectives::dataTypeSize(type)) == 0;
+  const double g = toDouble(type, got), w = toDouble(type, want);
+  return std::fabs(g - w) <= tolerance(type, w);
+}
+
+/// Element i of rank r's input in test `seed`: a small integer, exact in every type (fp8 included),
+/// in [-3, 3] for signed and floating types and [0, 6] for unsigned ones, so that sums and products
+/// of a few ranks stay where the types can represent them or wrap exactly.
+inline void testInput(DataType type, int rank, uint64_t i, uint64_t seed, void* out) {
+  const int64_t v = static_cast<int64_t>((i * 7 + static_cast<uint64_t>(rank) * 13 + seed * 5) % 7);
+  const bool unsignedType = type == DataType::Uint8 || type == DataType::Uint32 || type == DataType::Uint64;
+  const int64_t value = unsignedType ? v : v - 3;
+  if (isIntegral(type)) {
+    storeIntBits(type, static_cast<uint64_t>(value), out);
+  } else {
+    fromDouble(type, static_cast<double>(value), out);
+  }
+}
+
+/// Rank r's whole input of `count` elements.
+inline std::vector<char> testInputs(DataType type, int rank, uint64_t count, uint64_t seed, uint64_t offset = 0) {
+  const size_t es = collectives::dataTypeSize(type);
+  std::vector<char> v(count * es);
+  for (uint64_t i = 0; i < count; ++i) testInput(type, rank, offset + i, seed, v.data() + i * es);
+  return v;
+}
+
+}  // namespace mscclpp::test
+
+#endif  // MSCCLPP_TEST_COMMON_COLLECTIVES_REFERENCE_HPP_

@@ -1,0 +1,588 @@
+// Copyright (c) 2026 The libmscclpp authors
+// SPDX-License-Identifier: MIT
+
+// The collectives between real processes (2, 3 or 4 ranks, sharing a GPU under MPS or not): every
+// collective x every data type x every reduction x sizes {0, 1, odd, 4 KiB, 1 MiB + 3, 64 MiB (a
+// subset of types)} x in-place and out-of-place, compared with the host reference
+// (test/common/collectives_reference.hpp), exactly for integers and within one unit in the last place
+// for floating types; results that every rank holds must be bit-identical across ranks. Then CUDA
+// graph capture and replay, two objects in flight on two streams, send/recv groups, no growth of
+// device memory over 10,000 calls, and the rejection of bad arguments.
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <memory>
+#include <mscclpp/collectives.hpp>
+#include <mscclpp/gpu_capabilities.hpp>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "common/collectives_reference.hpp"
+#include "common/gpu_test.hpp"
+#include "mp_unit/mp_test.hpp"
+
+using mscclpp::Communicator;
+using mscclpp::Error;
+using mscclpp::gpuCapabilities;
+using namespace mscclpp::test;
+using mscclpp::collectives::Algorithm;
+using mscclpp::collectives::Collective;
+using mscclpp::collectives::Collectives;
+using mscclpp::collectives::dataTypeSize;
+
+namespace {
+
+constexpr unsigned char kSentinel = 0xA5;
+constexpr size_t kGuardBytes = 64;
+
+#define CUDA_OK(cmd) ASSERT_EQ((cmd), cudaSuccess) << #cmd
+
+/// Device memory of a test, freed when the test ends (after the closing barrier of the test body).
+struct DeviceBytes {
+  char* ptr = nullptr;
+  size_t bytes = 0;
+  explicit DeviceBytes(size_t n) : bytes(n) {
+    if (cudaMalloc(&ptr, n == 0 ? 1 : n) != cudaSuccess) ptr = nullptr;
+  }
+  ~DeviceBytes() {
+    if (ptr) (void)cudaFree(ptr);
+  }
+  DeviceBytes(const DeviceBytes&) = delete;
+  DeviceBytes& operator=(const DeviceBytes&) = delete;
+};
+
+/// The objects every test of this file shares: building them maps every peer's scratch, which is
+/// set-up work tests should not repeat. Built by the first test, in the same order on every rank.
+struct Shared {
+  std::shared_ptr<Communicator> comm;
+  std::unique_ptr<Collectives> coll;
+  std::unique_ptr<Collectives> second;  // for two collectives in flight
+};
+Shared& shared() {
+  static Shared s;
+  return s;
+}
+
+class SharedTeardown : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    if (shared().coll) {
+      (void)cudaDeviceSynchronize();
+      MPI_Barrier(MPI_COMM_WORLD);  // nobody still uses a scratch this rank is about to free
+      shared().second.reset();
+      shared().coll.reset();
+      shared().comm.reset();
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
+  }
+};
+const auto* const kTeardown = ::testing::AddGlobalTestEnvironment(new SharedTeardown);
+
+class CollectivesMpTest : public MultiProcessTest {
+ protected:
+  /// Skips on every rank unless every rank has a GPU; then builds the shared objects (once).
+  bool ready() {
+    if (anyRank(!gpuCapabilities().gpuAvailable())) return false;
+    const int count = gpuCapabilities().deviceCount;
+    if (anyRank(cudaSetDevice(rank % count) != cudaSuccess)) return false;
+    if (!shared().coll) {
+      shared().comm = std::make_shared<Communicator>(makeBootstrap());
+      shared().coll = std::make_unique<Collectives>(shared().comm);
+      shared().second = std::make_unique<Collectives>(shared().comm);
+    }
+    return !anyRank(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess);
+  }
+  Collectives& coll() { return *shared().coll; }
+
+  void TearDown() override {
+    if (stream) (void)cudaStreamDestroy(stream);
+  }
+
+  /// True on every rank if `local` holds on every rank.
+  bool allRanks(bool local) { return !anyRank(!local); }
+
+  /// Whether `bytes` of this rank equal those of every other rank (by a 64-bit FNV-1a hash).
+  bool identicalAcrossRanks(const std::vector<char>& bytes) {
+    uint64_t h = 1469598103934665603ull;
+    for (char c : bytes) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    std::vector<uint64_t> all(nRanks);
+    MPI_Allgather(&h, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD);
+    for (uint64_t v : all) {
+      if (v != all[0]) return false;
+    }
+    return true;
+  }
+
+  cudaStream_t stream = nullptr;
+};
+
+#define COLL_REQUIRE_GPU()                              \
+  do {                                                  \
+    if (!ready()) {                                     \
+      MSCCLPP_REQUIRE_GPU();                            \
+      GTEST_SKIP() << "another rank has no usable GPU"; \
+    }                                                   \
+  } while (0)
+
+// ---- the matrix ----
+
+enum class Size { Zero, One, Odd, Page, MiBPlus3, Big };
+
+uint64_t elementsOf(Size size, DataType type) {
+  const uint64_t es = dataTypeSize(type);
+  switch (size) {
+    case Size::Zero:
+      return 0;
+    case Size::One:
+      return 1;
+    case Size::Odd:
+      return 1001;
+    case Size::Page:
+      return 4096 / es;
+    case Size::MiBPlus3:
+      return (1 << 20) / es + 3;
+    case Size::Big:
+      return (64ull << 20) / es;
+  }
+  return 0;
+}
+
+const char* sizeName(Size size) {
+  switch (size) {
+    case Size::Zero:
+      return "0";
+    case Size::One:
+      return "1";
+    case Size::Odd:
+      return "1001";
+    case Size::Page:
+      return "4KiB";
+    case Size::MiBPlus3:
+      return "1MiBplus3";
+    case Size::Big:
+      return "64MiB";
+  }
+  return "?";
+}
+
+using MatrixParam = std::tuple<Collective, DataType, ReduceOp::Kind, Size, bool>;
+
+bool reduces(Collective c) {
+  return c == Collective::AllReduce || c == Collective::ReduceScatter || c == Collective::Reduce;
+}
+
+/// Elements of each rank's send and recv buffers for a per-rank `count`.
+void bufferElements(Collective c, uint64_t count, int n, uint64_t& sendElems, uint64_t& recvElems) {
+  sendElems = recvElems = count;
+  switch (c) {
+    case Collective::AllGather:
+    case Collective::Gather:
+      recvElems = count * n;
+      break;
+    case Collective::ReduceScatter:
+    case Collective::Scatter:
+      sendElems = count * n;
+      break;
+    case Collective::AllToAll:
+      sendElems = recvElems = count * n;
+      break;
+    default:
+      break;
+  }
+}
+
+class CollectivesMatrix : public CollectivesMpTest, public ::testing::WithParamInterface<MatrixParam> {};
+
+TEST_P(CollectivesMatrix, MatchesHostReference) {
+  COLL_REQUIRE_GPU();
+  const auto [collective, type, opKind, size, inPlace] = GetParam();
+  const int n = nRanks, r = rank;
+  const int root = n > 1 ? 1 : 0;
+  const uint64_t es = dataTypeSize(type);
+  const uint64_t count = elementsOf(size, type);
+  const uint64_t seed = static_cast<uint64_t>(static_cast<int>(type) * 31 + static_cast<int>(opKind) * 7 +
+                                              static_cast<int>(size) * 3 + (inPlace ? 1 : 0));
+  uint64_t sendElems, recvElems;
+  bufferElements(collective, count, n, sendElems, recvElems);
+
+  // Every rank's input, so each rank computes its own expected output.
+  std::vector<std::vector<char>> inputs(n);
+  for (int q = 0; q < n; ++q) inputs[q] = testInputs(type, q, sendElems, seed);
+
+  // Where send and recv live. In place: the send data sits where NCCL's in-place form puts it.
+  const uint64_t bufferElems = inPlace && sendElems > recvElems ? sendElems : recvElems;
+  DeviceBytes recvMem(bufferElems * es + kGuardBytes);
+  DeviceBytes sendMem(inPlace ? 0 : sendElems * es);
+  ASSERT_NE(recvMem.ptr, nullptr);
+  CUDA_OK(cudaMemset(recvMem.ptr, kSentinel, bufferElems * es + kGuardBytes));
+  char* recv = recvMem.ptr;
+  char* send = sendMem.ptr;
+  if (inPlace) {
+    switch (collective) {
+      case Collective::AllGather:
+      case Collective::Gather:
+        send = recv + r * count * es;
+        break;
+      case Collective::ReduceScatter:
+      case Collective::Scatter:
+        // The send buffer is the larger one; recv is this rank's slice of it.
+        send = recv;
+        recv = send + r * count * es;
+        break;
+      default:
+        send = recv;
+        break;
+    }
+  }
+  const bool hasInput = collective != Collective::Broadcast || r == root;
+  const bool scatterRoot = collective != Collective::Scatter || r == root;
+  const bool recvIsInput = inPlace && (collective == Collective::ReduceScatter || collective == Collective::Scatter);
+  const bool inputCopied = hasInput && scatterRoot && sendElems > 0;
+  if (inputCopied) CUDA_OK(cudaMemcpy(send, inputs[r].data(), sendElems * es, cudaMemcpyHostToDevice));
+
+  DeviceBytes scalarMem(8);
+  ReduceOp op;
+  std::vector<char> scalar(es);
+  fromDouble(type, 2.0, scalar.data());
+  if (opKind == ReduceOp::Kind::PreMulSum) {
+    if (seed % 2 == 0) {
+      op = ReduceOp::preMulSumHost(scalar.data(), type);
+    } else {
+      CUDA_OK(cudaMemcpy(scalarMem.ptr, scalar.data(), es, cudaMemcpyHostToDevice));
+      op = ReduceOp::preMulSumDevice(scalarMem.ptr);
+    }
+  } else {
+    op = ReduceOp(opKind);
+  }
+
+  switch (collective) {
+    case Collective::AllReduce:
+      coll().allReduce(send, recv, count, type, op, stream);
+      break;
+    case Collective::ReduceScatter:
+      coll().reduceScatter(send, recv, count, type, op, stream);
+      break;
+    case Collective::Reduce:
+      coll().reduce(send, recv, count, type, op, root, stream);
+      break;
+    case Collective::AllGather:
+      coll().allGather(send, recv, count, type, stream);
+      break;
+    case Collective::Broadcast:
+      coll().broadcast(send, recv, count, type, root, stream);
+      break;
+    case Collective::AllToAll:
+      coll().allToAll(send, recv, count, type, stream);
+      break;
+    case Collective::Gather:
+      coll().gather(send, recv, count, type, root, stream);
+      break;
+    case Collective::Scatter:
+      coll().scatter(send, recv, count, type, root, stream);
+      break;
+    default:
+      FAIL() << "not a matrix collective";
+  }
+  CUDA_OK(cudaStreamSynchronize(stream));
+
+  const uint64_t outElems = recvIsInput ? sendElems : recvElems;
+  std::vector<char> got(outElems * es + kGuardBytes);
+  CUDA_OK(cudaMemcpy(got.data(), recvMem.ptr, got.size(), cudaMemcpyDeviceToHost));
+  // `expected` covers the whole buffer recvMem holds; bytes the collective must not touch keep the
+  // sentinel (or the input, where recv lies inside send).
+  std::vector<char> expected(got.size(), static_cast<char>(kSentinel));
+  if (recvIsInput && inputCopied) std::memcpy(expected.data(), inputs[r].data(), sendElems * es);
+  const uint64_t outOffset = recvIsInput ? r * count * es : 0;
+  char* out = expected.data() + outOffset;
+  std::vector<const void*> parts(n);
+  bool writesOutput = true;
+  switch (collective) {
+    case Collective::AllReduce:
+    case Collective::Reduce:
+    case Collective::ReduceScatter: {
+      writesOutput = collective != Collective::Reduce || r == root;
+      const uint64_t base = collective == Collective::ReduceScatter ? r * count : 0;
+      if (!writesOutput) {
+        if (inPlace) std::memcpy(out, inputs[r].data(), count * es);
+        break;
+      }
+      for (uint64_t i = 0; i < count; ++i) {
+        for (int q = 0; q < n; ++q) parts[q] = inputs[q].data() + (base + i) * es;
+        referenceReduce(type, opKind, parts, opKind == ReduceOp::Kind::PreMulSum ? scalar.data() : nullptr,
+                        out + i * es);
+      }
+      break;
+    }
+    case Collective::AllGather:
+    case Collective::Gather:
+      writesOutput = collective == Collective::AllGather || r == root;
+      if (!writesOutput) {
+        if (inPlace) std::memcpy(out + r * count * es, inputs[r].data(), count * es);
+        break;
+      }
+      for (int q = 0; q < n; ++q) std::memcpy(out + q * count * es, inputs[q].data(), count * es);
+      break;
+    case Collective::Broadcast:
+      std::memcpy(out, inputs[root].data(), count * es);
+      break;
+    case Collective::Scatter:
+      std::memcpy(out, inputs[root].data() + r * count * es, count * es);
+      break;
+    case Collective::AllToAll:
+      for (int q = 0; q < n; ++q) std::memcpy(out + q * count * es, inputs[q].data() + r * count * es, count * es);
+      break;
+    default:
+      break;
+  }
+
+  uint64_t wrong = 0, firstWrong = 0;
+  for (uint64_t i = 0; i < outElems; ++i) {
+    if (!matches(type, got.data() + i * es, expected.data() + i * es)) {
+      if (wrong++ == 0) firstWrong = i;
+    }
+  }
+  EXPECT_EQ(wrong, 0u) << "first wrong element " << firstWrong << ": got "
+                       << (wrong ? toDouble(type, got.data() + firstWrong * es) : 0) << ", want "
+                       << (wrong ? toDouble(type, expected.data() + firstWrong * es) : 0);
+  EXPECT_EQ(std::memcmp(got.data() + outElems * es, expected.data() + outElems * es, kGuardBytes), 0)
+      << "bytes past the output were written";
+  if (collective == Collective::AllReduce || collective == Collective::AllGather ||
+      collective == Collective::Broadcast) {
+    EXPECT_TRUE(identicalAcrossRanks(std::vector<char>(got.begin(), got.begin() + outElems * es)))
+        << "ranks disagree on the result";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+std::string matrixName(const ::testing::TestParamInfo<MatrixParam>& info) {
+  const auto [c, t, op, size, inPlace] = info.param;
+  std::string name =
+      std::string(mscclpp::collectives::collectiveName(c)) + "_" + mscclpp::collectives::dataTypeName(t) + "_";
+  if (reduces(c)) name += std::string(mscclpp::collectives::reduceOpName(op)) + "_";
+  return name + sizeName(size) + (inPlace ? "_inplace" : "_outofplace");
+}
+
+std::vector<MatrixParam> matrixCases() {
+  std::vector<MatrixParam> cases;
+  const std::vector<Collective> colls = {Collective::AllReduce, Collective::ReduceScatter, Collective::Reduce,
+                                         Collective::AllGather, Collective::Broadcast,     Collective::AllToAll,
+                                         Collective::Gather,    Collective::Scatter};
+  const std::vector<ReduceOp::Kind> ops = {ReduceOp::Kind::Sum, ReduceOp::Kind::Prod, ReduceOp::Kind::Max,
+                                           ReduceOp::Kind::Min, ReduceOp::Kind::Avg,  ReduceOp::Kind::PreMulSum};
+  for (Collective c : colls) {
+    for (int t = 0; t < mscclpp::collectives::NumDataTypes; ++t) {
+      const DataType type = static_cast<DataType>(t);
+      for (ReduceOp::Kind op : ops) {
+        if (!reduces(c) && op != ReduceOp::Kind::Sum) continue;
+        for (Size size : {Size::Zero, Size::One, Size::Odd, Size::Page, Size::MiBPlus3, Size::Big}) {
+          // 64 MiB: the bandwidth paths for a few types, one reduction; the small sizes cover the rest.
+          if (size == Size::Big &&
+              !(op == ReduceOp::Kind::Sum && (type == DataType::Float32 || type == DataType::Bfloat16 ||
+                                              (type == DataType::Int8 && c == Collective::AllReduce)))) {
+            continue;
+          }
+          for (bool inPlace : {false, true}) cases.emplace_back(c, type, op, size, inPlace);
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Collectives, CollectivesMatrix, ::testing::ValuesIn(matrixCases()), matrixName);
+
+// ---- beyond the matrix ----
+
+/// AllReduce sum of testInputs over all ranks, computed on the host.
+std::vector<float> expectedSum(int n, uint64_t count, uint64_t seed) {
+  std::vector<float> want(count);
+  for (int q = 0; q < n; ++q) {
+    std::vector<char> in = testInputs(DataType::Float32, q, count, seed);
+    for (uint64_t i = 0; i < count; ++i) {
+      float v;
+      std::memcpy(&v, in.data() + i * 4, 4);
+      want[i] = q == 0 ? v : want[i] + v;
+    }
+  }
+  return want;
+}
+
+TEST_F(CollectivesMpTest, GraphReplayedAThousandTimesKeepsWorking) {
+  COLL_REQUIRE_GPU();
+  for (uint64_t count : {uint64_t{256}, uint64_t{(1 << 20) + 3}}) {
+    DeviceBytes send(count * 4), recv(count * 4);
+    std::vector<char> in = testInputs(DataType::Float32, rank, count, 11);
+    CUDA_OK(cudaMemcpy(send.ptr, in.data(), count * 4, cudaMemcpyHostToDevice));
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    coll().allReduce(send.ptr, recv.ptr, count, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream);
+    CUDA_OK(cudaStreamEndCapture(stream, &graph));
+    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    for (int i = 0; i < 999; ++i) CUDA_OK(cudaGraphLaunch(exec, stream));
+    CUDA_OK(cudaMemsetAsync(recv.ptr, 0, count * 4, stream));
+    CUDA_OK(cudaGraphLaunch(exec, stream));
+    CUDA_OK(cudaStreamSynchronize(stream));
+    std::vector<float> got(count);
+    CUDA_OK(cudaMemcpy(got.data(), recv.ptr, count * 4, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got, expectedSum(nRanks, count, 11))
+        << count << " elements, "
+        << mscclpp::collectives::algorithmName(coll().algorithmFor(Collective::AllReduce, count * 4));
+    (void)cudaGraphExecDestroy(exec);
+    (void)cudaGraphDestroy(graph);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+}
+
+TEST_F(CollectivesMpTest, TwoObjectsInFlightOnTwoStreams) {
+  COLL_REQUIRE_GPU();
+  cudaStream_t other;
+  CUDA_OK(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
+  const uint64_t count = 100003;
+  DeviceBytes sendA(count * 4), recvA(count * 4), sendB(count * 4), recvB(count * 4 * nRanks);
+  std::vector<char> in = testInputs(DataType::Float32, rank, count, 5);
+  CUDA_OK(cudaMemcpy(sendA.ptr, in.data(), count * 4, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(sendB.ptr, in.data(), count * 4, cudaMemcpyHostToDevice));
+  for (int i = 0; i < 50; ++i) {
+    coll().allReduce(sendA.ptr, recvA.ptr, count, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream);
+    shared().second->allGather(sendB.ptr, recvB.ptr, count, DataType::Float32, other);
+  }
+  CUDA_OK(cudaStreamSynchronize(stream));
+  CUDA_OK(cudaStreamSynchronize(other));
+  std::vector<float> gotA(count);
+  CUDA_OK(cudaMemcpy(gotA.data(), recvA.ptr, count * 4, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(gotA, expectedSum(nRanks, count, 5));
+  std::vector<char> gotB(count * 4 * nRanks);
+  CUDA_OK(cudaMemcpy(gotB.data(), recvB.ptr, gotB.size(), cudaMemcpyDeviceToHost));
+  for (int q = 0; q < nRanks; ++q) {
+    EXPECT_EQ(std::memcmp(gotB.data() + q * count * 4, testInputs(DataType::Float32, q, count, 5).data(), count * 4), 0)
+        << "all-gather part of rank " << q;
+  }
+  (void)cudaStreamDestroy(other);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST_F(CollectivesMpTest, AllToAllvMovesUnevenCounts) {
+  COLL_REQUIRE_GPU();
+  const int n = nRanks;
+  // Rank r sends (r + 1) * 1000 + p elements to p.
+  auto countFrom = [](int r, int p) { return static_cast<size_t>((r + 1) * 1000 + p); };
+  std::vector<size_t> sc(n), sd(n), rc(n), rd(n);
+  size_t sTotal = 0, rTotal = 0;
+  for (int p = 0; p < n; ++p) {
+    sc[p] = countFrom(rank, p);
+    sd[p] = sTotal;
+    sTotal += sc[p];
+    rc[p] = countFrom(p, rank);
+    rd[p] = rTotal;
+    rTotal += rc[p];
+  }
+  std::vector<char> in = testInputs(DataType::Int32, rank, sTotal, 9);
+  DeviceBytes send(sTotal * 4), recv(rTotal * 4);
+  CUDA_OK(cudaMemcpy(send.ptr, in.data(), sTotal * 4, cudaMemcpyHostToDevice));
+  coll().allToAllv(send.ptr, sc, sd, recv.ptr, rc, rd, DataType::Int32, stream);
+  CUDA_OK(cudaStreamSynchronize(stream));
+  std::vector<char> got(rTotal * 4);
+  CUDA_OK(cudaMemcpy(got.data(), recv.ptr, got.size(), cudaMemcpyDeviceToHost));
+  for (int p = 0; p < n; ++p) {
+    size_t offset = 0;
+    for (int q = 0; q < rank; ++q) offset += countFrom(p, q);
+    std::vector<char> theirs = testInputs(DataType::Int32, p, offset + rc[p], 9);
+    EXPECT_EQ(std::memcmp(got.data() + rd[p] * 4, theirs.data() + offset * 4, rc[p] * 4), 0) << "from rank " << p;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST_F(CollectivesMpTest, GroupedRingSendRecvInAnyOrder) {
+  COLL_REQUIRE_GPU();
+  const int next = (rank + 1) % nRanks, prev = (rank + nRanks - 1) % nRanks;
+  for (uint64_t count : {uint64_t{1}, uint64_t{777}, uint64_t{(1 << 20) + 3}}) {
+    std::vector<char> in = testInputs(DataType::Uint8, rank, count, 13);
+    DeviceBytes send(count), recv(count);
+    CUDA_OK(cudaMemcpy(send.ptr, in.data(), count, cudaMemcpyHostToDevice));
+    coll().groupStart();
+    // Odd ranks post the receive first: grouping must make the order irrelevant.
+    if (rank % 2) coll().recv(recv.ptr, count, DataType::Uint8, prev, stream);
+    coll().send(send.ptr, count, DataType::Uint8, next, stream);
+    if (rank % 2 == 0) coll().recv(recv.ptr, count, DataType::Uint8, prev, stream);
+    coll().groupEnd();
+    CUDA_OK(cudaStreamSynchronize(stream));
+    std::vector<char> got(count);
+    CUDA_OK(cudaMemcpy(got.data(), recv.ptr, count, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got, testInputs(DataType::Uint8, prev, count, 13)) << count;
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+}
+
+TEST_F(CollectivesMpTest, UngroupedSendThenRecvBetweenAPair) {
+  COLL_REQUIRE_GPU();
+  if (nRanks < 2) GTEST_SKIP() << "needs two ranks";
+  const uint64_t count = 5000;
+  DeviceBytes buf(count * 8);
+  if (rank == 0) {
+    std::vector<char> in = testInputs(DataType::Float64, 0, count, 2);
+    CUDA_OK(cudaMemcpy(buf.ptr, in.data(), count * 8, cudaMemcpyHostToDevice));
+    coll().send(buf.ptr, count, DataType::Float64, 1, stream);
+    coll().recv(buf.ptr, count, DataType::Float64, 1, stream);
+  } else if (rank == 1) {
+    coll().recv(buf.ptr, count, DataType::Float64, 0, stream);
+    coll().send(buf.ptr, count, DataType::Float64, 0, stream);
+  }
+  CUDA_OK(cudaStreamSynchronize(stream));
+  if (rank <= 1) {
+    std::vector<char> got(count * 8);
+    CUDA_OK(cudaMemcpy(got.data(), buf.ptr, got.size(), cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got, testInputs(DataType::Float64, 0, count, 2)) << "the data made the round trip";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST_F(CollectivesMpTest, NoDeviceMemoryGrowthOverTenThousandCalls) {
+  COLL_REQUIRE_GPU();
+  DeviceBytes send(1 << 20), recv(1 << 20);
+  CUDA_OK(cudaMemset(send.ptr, 0, 1 << 20));
+  // Warm up, so that lazily created runtime state exists before the first measurement.
+  coll().allReduce(send.ptr, recv.ptr, 64, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream);
+  coll().allReduce(send.ptr, recv.ptr, 1 << 18, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream);
+  CUDA_OK(cudaStreamSynchronize(stream));
+  MPI_Barrier(MPI_COMM_WORLD);
+  size_t freeBefore = 0, freeAfter = 0, total = 0;
+  CUDA_OK(cudaMemGetInfo(&freeBefore, &total));
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (int i = 0; i < 10000; ++i) {
+    const uint64_t count = i % 2 ? 64 : (1 << 14) + i % 7;
+    coll().allReduce(send.ptr, recv.ptr, count, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream);
+  }
+  CUDA_OK(cudaStreamSynchronize(stream));
+  MPI_Barrier(MPI_COMM_WORLD);
+  CUDA_OK(cudaMemGetInfo(&freeAfter, &total));
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_EQ(freeAfter, freeBefore);
+}
+
+TEST_F(CollectivesMpTest, BadArgumentsAreRejected) {
+  COLL_REQUIRE_GPU();
+  DeviceBytes buf(256);
+  const ReduceOp sum(ReduceOp::Kind::Sum);
+  EXPECT_THROW(coll().allReduce(nullptr, buf.ptr, 4, DataType::Float32, sum, stream), Error);
+  EXPECT_THROW(coll().allReduce(buf.ptr + 1, buf.ptr, 4, DataType::Float32, sum, stream), Error)
+      << "misaligned for float";
+  EXPECT_THROW(coll().broadcast(buf.ptr, buf.ptr, 4, DataType::Float32, nRanks, stream), Error);
+  EXPECT_THROW(coll().reduce(buf.ptr, buf.ptr, 4, DataType::Float32, sum, -1, stream), Error);
+  EXPECT_THROW(coll().send(buf.ptr, 4, DataType::Float32, nRanks, stream), Error);
+  EXPECT_THROW(coll().send(buf.ptr, 4, DataType::Float32, rank, stream), Error) << "self send outside a group";
+  EXPECT_THROW(coll().groupEnd(), Error) << "groupEnd without groupStart";
+  coll().groupStart();
+  EXPECT_THROW(coll().groupStart(), Error) << "nested group";
+  EXPECT_THROW(coll().allReduce(buf.ptr, buf.ptr, 4, DataType::Float32, sum, stream), Error)
+      << "collective inside a group";
+  coll().groupEnd();
+  const std::vector<size_t> tooShort(nRanks > 1 ? nRanks - 1 : 0);
+  EXPECT_THROW(coll().allToAllv(buf.ptr, tooShort, tooShort, buf.ptr, tooShort, tooShort, DataType::Int8, stream),
+               Error);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+}  // namespace

@@ -1,0 +1,293 @@
+// Copyright (c) 2026 The libmscclpp authors
+// SPDX-License-Identifier: MIT
+
+// Host logic of the collectives: configuration from the environment, the algorithm table, the cuts of
+// messages into tiles and packets, the scratch layout, and the host reference the GPU tests compare
+// against.
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mscclpp/errors.hpp>
+#include <set>
+#include <string>
+
+#include "common/collectives_reference.hpp"
+#include "ext/collectives/layout.hpp"
+#include "ext/collectives/selection.hpp"
+#include "ext/collectives/tiling.hpp"
+
+using namespace mscclpp::collectives;
+using mscclpp::collectives::DataType;
+using mscclpp::collectives::ReduceOp;
+
+namespace {
+
+EnvLookup lookupIn(const std::map<std::string, std::string>& vars) {
+  return [vars](const char* name) -> const char* {
+    auto it = vars.find(name);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  };
+}
+
+Config resolved(const std::map<std::string, std::string>& vars = {}, int ranksPerGpu = 1, Config c = {}) {
+  return resolveConfig(c, ranksPerGpu, lookupIn(vars));
+}
+
+}  // namespace
+
+TEST(CollectivesConfig, DefaultsWithoutEnvironment) {
+  const Config c = resolved();
+  EXPECT_EQ(c.scratchBytes, kDefaultScratchBytes);
+  EXPECT_EQ(c.llMaxBytes, kDefaultLLMaxBytes);
+  EXPECT_EQ(c.maxBlocks, kMaxBlocksPerLaunch);
+  EXPECT_EQ(c.forceAlgorithm, Algorithm::Auto);
+}
+
+TEST(CollectivesConfig, BlocksShrinkWithRanksSharingTheGpu) {
+  EXPECT_EQ(resolved({}, 2).maxBlocks, kResidentBlocksPerGpu / 2);
+  EXPECT_EQ(resolved({}, 4).maxBlocks, kResidentBlocksPerGpu / 4);
+  EXPECT_LE(resolved({}, 4).maxBlocks * 4, kResidentBlocksPerGpu);
+  EXPECT_EQ(resolved({}, 200).maxBlocks, 1);
+}
+
+TEST(CollectivesConfig, EnvironmentSetsSizesWithSuffixes) {
+  const Config c = resolved({{"MSCCLPP_COLL_SCRATCH_BYTES", "8M"},
+                             {"MSCCLPP_COLL_LL_MAX_BYTES", "64K"},
+                             {"MSCCLPP_COLL_MAX_BLOCKS", "7"},
+                             {"MSCCLPP_COLL_ALGO", "staged"}});
+  EXPECT_EQ(c.scratchBytes, 8u << 20);
+  EXPECT_EQ(c.llMaxBytes, 64u << 10);
+  EXPECT_EQ(c.maxBlocks, 7);
+  EXPECT_EQ(c.forceAlgorithm, Algorithm::Staged);
+}
+
+TEST(CollectivesConfig, ExplicitFieldsWinOverEnvironment) {
+  Config explicitConfig;
+  explicitConfig.maxBlocks = 3;
+  explicitConfig.forceAlgorithm = Algorithm::LLOneShot;
+  const Config c = resolved({{"MSCCLPP_COLL_MAX_BLOCKS", "9"}, {"MSCCLPP_COLL_ALGO", "staged"}}, 1, explicitConfig);
+  EXPECT_EQ(c.maxBlocks, 3);
+  EXPECT_EQ(c.forceAlgorithm, Algorithm::LLOneShot);
+}
+
+TEST(CollectivesConfig, BadValuesAreRejected) {
+  EXPECT_THROW(resolved({{"MSCCLPP_COLL_SCRATCH_BYTES", "lots"}}), mscclpp::Error);
+  EXPECT_THROW(resolved({{"MSCCLPP_COLL_LL_MAX_BYTES", "-5"}}), mscclpp::Error);
+  EXPECT_THROW(resolved({{"MSCCLPP_COLL_MAX_BLOCKS", "0"}}), mscclpp::Error);
+  EXPECT_THROW(resolved({{"MSCCLPP_COLL_MAX_BLOCKS", "5000"}}), mscclpp::Error);
+  EXPECT_THROW(resolved({{"MSCCLPP_COLL_ALGO", "fast"}}), mscclpp::Error);
+}
+
+TEST(CollectivesSelection, SmallMessagesTakeLLLargeOnesStaged) {
+  const Config c = resolved({}, 2);
+  for (int n : {2, 3, 4, 8}) {
+    const ScratchLayout l = makeScratchLayout(n, c.maxBlocks, c.llMaxBytes, c.scratchBytes);
+    EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 8, n, c, l), Algorithm::LLOneShot) << n;
+    EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 16 << 10, n, c, l), Algorithm::LLOneShot) << n;
+    EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 64 << 20, n, c, l), Algorithm::Staged) << n;
+    const size_t edge = c.llMaxBytes / (n - 1);
+    EXPECT_EQ(selectAlgorithm(Collective::AllGather, edge, n, c, l), Algorithm::LLOneShot) << n;
+    EXPECT_EQ(selectAlgorithm(Collective::AllGather, edge + 1, n, c, l), Algorithm::Staged) << n;
+  }
+}
+
+TEST(CollectivesSelection, CollectivesWithoutLLAlwaysStaged) {
+  const Config c = resolved({{"MSCCLPP_COLL_ALGO", "ll"}});
+  const ScratchLayout l = makeScratchLayout(4, c.maxBlocks, c.llMaxBytes, c.scratchBytes);
+  for (Collective coll : {Collective::Broadcast, Collective::Reduce, Collective::AllToAllv, Collective::Gather,
+                          Collective::Scatter, Collective::SendRecv}) {
+    EXPECT_FALSE(hasLLOneShot(coll));
+    EXPECT_EQ(selectAlgorithm(coll, 8, 4, c, l), Algorithm::Staged) << collectiveName(coll);
+  }
+}
+
+TEST(CollectivesSelection, ForcedLLFallsBackWhenTheSegmentDoesNotFit) {
+  const Config c = resolved({{"MSCCLPP_COLL_ALGO", "ll"}});
+  const ScratchLayout l = makeScratchLayout(2, c.maxBlocks, c.llMaxBytes, c.scratchBytes);
+  const size_t capacity = l.llSlotPackets * 8 * l.maxBlocks;
+  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, capacity, 2, c, l), Algorithm::LLOneShot);
+  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, capacity + 8 * l.maxBlocks, 2, c, l), Algorithm::Staged);
+}
+
+TEST(CollectivesSelection, SelectorIsAskedFirstAndAutoDefers) {
+  Config c = resolved();
+  const ScratchLayout l = makeScratchLayout(2, c.maxBlocks, c.llMaxBytes, c.scratchBytes);
+  int asked = 0;
+  c.selector = [&](Collective coll, size_t bytes, int n) {
+    ++asked;
+    return bytes == 8 ? Algorithm::Staged : Algorithm::Auto;
+  };
+  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 8, 2, c, l), Algorithm::Staged);
+  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 16, 2, c, l), Algorithm::LLOneShot);
+  EXPECT_EQ(asked, 2);
+}
+
+TEST(CollectivesSelection, OneRankIsStaged) {
+  const Config c = resolved();
+  const ScratchLayout l = makeScratchLayout(1, c.maxBlocks, c.llMaxBytes, c.scratchBytes);
+  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 8, 1, c, l), Algorithm::Staged);
+}
+
+// ---- tiling ----
+
+TEST(CollectivesTiling, TilesCoverEveryElementOnceAndAreWholeMultiplesOf16Bytes) {
+  for (uint32_t es : {1u, 2u, 4u, 8u}) {
+    for (uint64_t elems : {1ull, 3ull, 17ull, 1000ull, 4096ull, (1ull << 20) + 3, 40000000ull}) {
+      for (uint32_t maxBlocks : {1u, 5u, 32u, 64u}) {
+        const Tiling t = makeTiling(elems, es, maxBlocks, 256 << 10, 32 << 10);
+        ASSERT_GE(t.nBlocks, 1u);
+        ASSERT_LE(t.nBlocks, maxBlocks);
+        ASSERT_EQ((t.tileElems * es) % 16, 0u);
+        ASSERT_LE(t.tileElems * es, 256u << 10);
+        uint64_t covered = 0, expectBegin = 0;
+        for (uint64_t k = 0; k < t.rounds; ++k) {
+          for (uint32_t b = 0; b < t.nBlocks; ++b) {
+            const uint64_t begin = t.tileBegin(b, k), end = t.tileEnd(b, k);
+            ASSERT_LE(begin, end);
+            if (end > begin) {
+              ASSERT_EQ(begin, expectBegin) << "tiles in (round, block) order must be contiguous";
+              expectBegin = end;
+            }
+            covered += end - begin;
+          }
+        }
+        ASSERT_EQ(covered, elems) << "es " << es << " elems " << elems << " blocks " << maxBlocks;
+        // No block runs a whole round with nothing to move except in the last round.
+        ASSERT_LT(t.tileBegin(0, t.rounds - 1), elems);
+      }
+    }
+  }
+}
+
+TEST(CollectivesTiling, ZeroElementsNeedNoBlocks) {
+  const Tiling t = makeTiling(0, 4, 8, 1 << 20, 32 << 10);
+  EXPECT_EQ(t.nBlocks, 0u);
+  EXPECT_EQ(t.rounds, 0u);
+  EXPECT_EQ(makePacketTiling(0, 8, kLLPacketsPerBlock).nBlocks, 0u);
+}
+
+TEST(CollectivesTiling, AllReduceChunksCoverTheMessageAndStayAligned) {
+  for (uint32_t es : {1u, 2u, 4u, 8u}) {
+    for (uint64_t count : {1ull, 2ull, 7ull, 4096ull, 1000003ull}) {
+      for (int n : {1, 2, 3, 4, 7}) {
+        const uint64_t c = allReduceChunkElems(count, es, n);
+        EXPECT_EQ((c * es) % 16, 0u);
+        EXPECT_GE(c * n, count);
+        const uint64_t fair = (count + n - 1) / n;
+        EXPECT_LT(c - fair, 16u / es) << "the smallest 16-byte multiple that holds a fair share";
+      }
+    }
+  }
+}
+
+TEST(CollectivesTiling, PacketsEveryBlockHasWork) {
+  for (uint64_t bytes : {1ull, 7ull, 8ull, 9ull, 4096ull, 65537ull, 1ull << 20}) {
+    for (uint32_t maxBlocks : {1u, 3u, 32u, 64u}) {
+      const PacketTiling t = makePacketTiling(bytes, maxBlocks, kLLPacketsPerBlock);
+      EXPECT_EQ(t.packets, (bytes + 7) / 8);
+      EXPECT_LE(t.nBlocks, maxBlocks);
+      EXPECT_EQ(t.end(t.nBlocks - 1), t.packets);
+      for (uint32_t b = 0; b < t.nBlocks; ++b) EXPECT_LT(t.begin(b), t.end(b)) << bytes << " " << b;
+    }
+  }
+}
+
+TEST(CollectivesLayout, RegionsAndSlotsDoNotOverlap) {
+  const ScratchLayout l = makeScratchLayout(3, 4, 64 << 10, 1 << 20);
+  EXPECT_LE(l.flag(l.maxBlocks - 1, 2) + 8, l.llOffset);
+  EXPECT_LE(l.llSlot(1, l.maxBlocks - 1, 2) + l.llSlotPackets * 16, l.stagedOffset);
+  EXPECT_EQ(l.stagedSlot(1, l.maxBlocks - 1, 2) + l.stagedSlotBytes, l.totalBytes);
+  std::set<uint64_t> starts;
+  for (uint32_t h = 0; h < 2; ++h) {
+    for (uint32_t b = 0; b < l.maxBlocks; ++b) {
+      for (int s = 0; s < 3; ++s) {
+        EXPECT_EQ(l.stagedSlot(h, b, s) % 256, 0u);
+        EXPECT_EQ(l.llSlot(h, b, s) % 16, 0u);
+        starts.insert(l.stagedSlot(h, b, s));
+      }
+    }
+  }
+  EXPECT_EQ(starts.size(), 2u * l.maxBlocks * 3);
+  EXPECT_GE(l.llSlotPackets, ceilDiv(ceilDiv(64 << 10, 8), l.maxBlocks));
+}
+
+// ---- the host reference ----
+
+namespace {
+template <typename T>
+T reduceOf(DataType type, ReduceOp::Kind op, std::vector<T> in, const T* scalar = nullptr) {
+  std::vector<const void*> ptrs;
+  for (const T& v : in) ptrs.push_back(&v);
+  T out{};
+  mscclpp::test::referenceReduce(type, op, ptrs, scalar, &out);
+  return out;
+}
+}  // namespace
+
+TEST(CollectivesReference, IntegersWrapInTheirWidth) {
+  EXPECT_EQ(reduceOf<int8_t>(DataType::Int8, ReduceOp::Kind::Sum, {100, 100}), static_cast<int8_t>(-56));
+  EXPECT_EQ(reduceOf<uint8_t>(DataType::Uint8, ReduceOp::Kind::Prod, {16, 17}), static_cast<uint8_t>(16));
+  EXPECT_EQ(reduceOf<int32_t>(DataType::Int32, ReduceOp::Kind::Min, {3, -7, 2}), -7);
+  EXPECT_EQ(reduceOf<uint32_t>(DataType::Uint32, ReduceOp::Kind::Max, {3, 0xffffffffu, 2}), 0xffffffffu);
+  EXPECT_EQ(reduceOf<int64_t>(DataType::Int64, ReduceOp::Kind::Avg, {-7, 0}), -3);
+  EXPECT_EQ(reduceOf<uint64_t>(DataType::Uint64, ReduceOp::Kind::Avg, {7, 0, 1}), 2u);
+  const int32_t three = 3;
+  EXPECT_EQ(reduceOf<int32_t>(DataType::Int32, ReduceOp::Kind::PreMulSum, {1, -2, 5}, &three), 12);
+}
+
+TEST(CollectivesReference, FloatsRoundOnceFromDouble) {
+  EXPECT_EQ(reduceOf<float>(DataType::Float32, ReduceOp::Kind::Sum, {1.5f, 2.25f}), 3.75f);
+  EXPECT_EQ(reduceOf<double>(DataType::Float64, ReduceOp::Kind::Avg, {1.0, 2.0}), 1.5);
+  const __half h = reduceOf<__half>(DataType::Float16, ReduceOp::Kind::Max, {__float2half(-1.f), __float2half(2.f)});
+  EXPECT_EQ(__half2float(h), 2.f);
+  const float two = 2.f;
+  EXPECT_EQ(reduceOf<float>(DataType::Float32, ReduceOp::Kind::PreMulSum, {1.f, -3.f}, &two), -4.f);
+  // 17 is not an e4m3 value: 1.0625 * 16 needs 4 mantissa bits; it rounds to 16.
+  const __nv_fp8_e4m3 f =
+      reduceOf<__nv_fp8_e4m3>(DataType::Fp8E4M3, ReduceOp::Kind::Sum, {__nv_fp8_e4m3(8.f), __nv_fp8_e4m3(9.f)});
+  EXPECT_EQ(static_cast<float>(f), 16.f);
+}
+
+TEST(CollectivesReference, ToleranceIsZeroForIntegersAndOneUlpForFloats) {
+  EXPECT_EQ(mscclpp::test::tolerance(DataType::Int32, 5), 0);
+  // Halves between 2048 and 4096 are 2 apart: one unit in the last place passes, two do not.
+  const __half a = __float2half(2048.f), b = __float2half(2050.f), c = __float2half(2052.f);
+  EXPECT_TRUE(mscclpp::test::matches(DataType::Float16, &b, &a));
+  EXPECT_FALSE(mscclpp::test::matches(DataType::Float16, &c, &a));
+  const int32_t x = 4, y = 5;
+  EXPECT_FALSE(mscclpp::test::matches(DataType::Int32, &x, &y));
+}
+
+TEST(CollectivesReference, InputsAreExactInEveryType) {
+  for (int t = 0; t < NumDataTypes; ++t) {
+    const DataType type = static_cast<DataType>(t);
+    std::vector<char> v = mscclpp::test::testInputs(type, 1, 64, 3);
+    for (uint64_t i = 0; i < 64; ++i) {
+      const double x = mscclpp::test::toDouble(type, v.data() + i * dataTypeSize(type));
+      EXPECT_EQ(x, std::round(x));
+      EXPECT_LE(std::fabs(x), 6);
+    }
+  }
+}
+
+TEST(CollectivesTypes, SizesAndNamesFollowNccl) {
+  EXPECT_EQ(static_cast<int>(DataType::Fp8E5M2), 11);
+  EXPECT_EQ(dataTypeSize(DataType::Bfloat16), 2u);
+  EXPECT_EQ(dataTypeSize(DataType::Uint64), 8u);
+  EXPECT_STREQ(dataTypeName(DataType::Float16), "half");
+  EXPECT_STREQ(reduceOpName(ReduceOp::Kind::PreMulSum), "premulsum");
+  EXPECT_EQ(toCollectivesDataType(mscclpp::DataType::BFLOAT16), DataType::Bfloat16);
+}
+
+TEST(CollectivesTypes, PreMulSumNeedsAScalar) {
+  EXPECT_THROW(ReduceOp(ReduceOp::Kind::PreMulSum), mscclpp::Error);
+  EXPECT_THROW(ReduceOp::preMulSumHost(nullptr, DataType::Float32), mscclpp::Error);
+  EXPECT_THROW(ReduceOp::preMulSumDevice(nullptr), mscclpp::Error);
+  const float s = 0.5f;
+  const ReduceOp op = ReduceOp::preMulSumHost(&s, DataType::Float32);
+  float back;
+  std::memcpy(&back, &op.hostScalarBits, 4);
+  EXPECT_EQ(back, 0.5f);
+  EXPECT_EQ(op.residence, ReduceOp::ScalarResidence::Host);
+}
