@@ -1,0 +1,270 @@
+// Copyright (c) 2026 The libmscclpp authors
+// SPDX-License-Identifier: MIT
+
+// The exported functions that make communicators from others, register memory and make operators.
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "common/checks.hpp"
+#include "ext/nccl/api_functions.hpp"
+#include "ext/nccl/comm.hpp"
+#include "ext/nccl/status.hpp"
+
+using mscclpp::nccl::apiCall;
+using mscclpp::nccl::fail;
+
+/// What ncclCommWindowRegister hands out.
+struct ncclWindow_vidmem {
+  void* buff;
+  size_t size;
+  bool onOurs;
+  ncclWindow_t real;
+};
+
+namespace {
+
+bool validComm(ncclComm_t comm) { return comm != nullptr && comm->isValid(); }
+
+ncclResult_t checkReady(ncclComm_t comm, const char* call) {
+  if (!validComm(comm)) return fail(nullptr, call, ncclInvalidArgument, "comm is NULL or not a communicator");
+  if (comm->asyncError.load() != ncclSuccess) {
+    return fail(comm, call, ncclInvalidUsage, "the communicator is not ready (still initializing, or it failed)");
+  }
+  if (comm->aborted) return fail(comm, call, ncclInvalidUsage, "the communicator was aborted");
+  return ncclSuccess;
+}
+
+/// The child's configuration: the caller's, or the parent's when it passes NULL.
+ncclResult_t childConfig(ncclComm_t parent, const ncclConfig_t* config, mscclpp::nccl::CommConfig& out,
+                         const char* call) {
+  if (config == nullptr) {
+    out = parent->config;
+    return ncclSuccess;
+  }
+  std::string problem;
+  if (!mscclpp::nccl::readConfig(config, out, problem)) return fail(parent, call, ncclInvalidArgument, problem);
+  return ncclSuccess;
+}
+
+/// Joins the child on the calling thread (blocking config) or a worker of its own.
+ncclResult_t startChild(ncclComm_t* newcomm, const mscclpp::nccl::JoinSpec& spec, const char* call) {
+  auto child = std::make_unique<ncclComm>();
+  ncclComm* raw = child.get();
+  if (spec.config.blocking) {
+    mscclpp::nccl::joinComm(raw, spec);
+    *newcomm = child.release();
+    return ncclSuccess;
+  }
+  raw->asyncError = ncclInProgress;
+  raw->worker = std::thread([raw, spec, call]() {
+    raw->asyncError = apiCall(raw, call, [&]() {
+      mscclpp::nccl::joinComm(raw, spec);
+      return ncclSuccess;
+    });
+  });
+  *newcomm = child.release();
+  return ncclInProgress;
+}
+
+}  // namespace
+
+extern "C" {
+
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config) {
+  if (ncclResult_t res = checkReady(comm, __func__); res != ncclSuccess) return res;
+  NCCL_REQUIRE(newcomm != nullptr, comm, ncclInvalidArgument, "newcomm is NULL");
+  NCCL_REQUIRE(color >= 0 || color == NCCL_SPLIT_NOCOLOR, comm, ncclInvalidArgument, "color ", color,
+               " is negative and not NCCL_SPLIT_NOCOLOR");
+  mscclpp::nccl::JoinSpec spec;
+  if (ncclResult_t res = childConfig(comm, config, spec.config, __func__); res != ncclSuccess) return res;
+  *newcomm = nullptr;
+  return apiCall(comm, __func__, [&]() {
+    struct Member {
+      int color, key, rank;
+    };
+    std::vector<Member> members(comm->nRanks);
+    members[comm->rank] = {color, key, comm->rank};
+    comm->bootstrap->allGather(members.data(), sizeof(Member));
+    std::vector<Member> mine;
+    for (const Member& m : members) {
+      if (color != NCCL_SPLIT_NOCOLOR && m.color == color) mine.push_back(m);
+    }
+    std::stable_sort(mine.begin(), mine.end(), [](const Member& a, const Member& b) {
+      return a.key != b.key ? a.key < b.key : a.rank < b.rank;
+    });
+    // The first member of each color makes the child's id; every rank contributes a slot.
+    const bool leader = !mine.empty() && mine.front().rank == comm->rank;
+    std::vector<mscclpp::UniqueId> ids(comm->nRanks);
+    if (leader) ids[comm->rank] = mscclpp::TcpBootstrap::createUniqueId();
+    comm->bootstrap->allGather(ids.data(), sizeof(mscclpp::UniqueId));
+    if (color == NCCL_SPLIT_NOCOLOR) return ncclSuccess;
+    spec.nRanks = static_cast<int>(mine.size());
+    for (int i = 0; i < spec.nRanks; ++i) {
+      if (mine[i].rank == comm->rank) spec.rank = i;
+    }
+    spec.id = ids[mine.front().rank];
+    spec.cudaDev = comm->cudaDev;
+    return startChild(newcomm, spec, "ncclCommSplit");
+  });
+}
+
+ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
+                            ncclConfig_t* config, int shrinkFlags) {
+  if (!validComm(comm)) return fail(nullptr, __func__, ncclInvalidArgument, "comm is NULL or not a communicator");
+  NCCL_REQUIRE(newcomm != nullptr, comm, ncclInvalidArgument, "newcomm is NULL");
+  NCCL_REQUIRE(excludeRanksCount >= 0 && (excludeRanksCount == 0 || excludeRanksList != nullptr), comm,
+               ncclInvalidArgument, "excludeRanksCount ", excludeRanksCount, " with excludeRanksList ",
+               static_cast<const void*>(excludeRanksList));
+  NCCL_REQUIRE(shrinkFlags == NCCL_SHRINK_DEFAULT || shrinkFlags == NCCL_SHRINK_ABORT, comm, ncclInvalidArgument,
+               "shrinkFlags ", shrinkFlags, " is neither NCCL_SHRINK_DEFAULT nor NCCL_SHRINK_ABORT");
+  std::vector<bool> excluded(comm->nRanks, false);
+  for (int i = 0; i < excludeRanksCount; ++i) {
+    const int r = excludeRanksList[i];
+    NCCL_REQUIRE(r >= 0 && r < comm->nRanks, comm, ncclInvalidArgument, "excluded rank ", r,
+                 " is not a rank of this communicator of ", comm->nRanks);
+    excluded[r] = true;
+  }
+  NCCL_REQUIRE(!excluded[comm->rank], comm, ncclInvalidArgument, "rank ", comm->rank,
+               " excludes itself; excluded ranks do not call ncclCommShrink");
+  mscclpp::nccl::JoinSpec spec;
+  if (ncclResult_t res = childConfig(comm, config, spec.config, __func__); res != ncclSuccess) return res;
+  *newcomm = nullptr;
+  return apiCall(comm, __func__, [&]() {
+    std::vector<int> survivors;
+    for (int r = 0; r < comm->nRanks; ++r) {
+      if (!excluded[r]) survivors.push_back(r);
+    }
+    // Only the survivors take part, so the id travels point to point from the first of them.
+    const int tag = comm->controlTag++;
+    if (survivors.front() == comm->rank) {
+      spec.id = mscclpp::TcpBootstrap::createUniqueId();
+      for (size_t i = 1; i < survivors.size(); ++i) {
+        comm->bootstrap->send(spec.id.data(), static_cast<int>(spec.id.size()), survivors[i], tag);
+      }
+    } else {
+      comm->bootstrap->recv(spec.id.data(), static_cast<int>(spec.id.size()), survivors.front(), tag);
+    }
+    spec.nRanks = static_cast<int>(survivors.size());
+    spec.rank = static_cast<int>(std::find(survivors.begin(), survivors.end(), comm->rank) - survivors.begin());
+    spec.cudaDev = comm->cudaDev;
+    return startChild(newcomm, spec, "ncclCommShrink");
+  });
+}
+
+ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle) {
+  if (ncclResult_t res = checkReady(comm, __func__); res != ncclSuccess) return res;
+  NCCL_REQUIRE(handle != nullptr, comm, ncclInvalidArgument, "handle is NULL");
+  NCCL_REQUIRE(buff != nullptr && size > 0, comm, ncclInvalidArgument, "buffer ", buff, " of ", size,
+               " bytes is empty");
+  return apiCall(comm, __func__, [&]() {
+    // Registration here is local (peers do not call it), while our collectives register collectively
+    // (ncclCommWindowRegister): the handle records the buffer, and the real NCCL registers it too.
+    void* realHandle = nullptr;
+    if (comm->real != nullptr) {
+      ncclResult_t res = comm->realLib->CommRegister(comm->real, buff, size, &realHandle);
+      if (res != ncclSuccess) MSCCLPP_THROW(RemoteError, "ncclCommRegister of the real NCCL: ", comm->realLib->GetErrorString(res));
+    }
+    *handle = new ncclWindow_vidmem{buff, size, false, static_cast<ncclWindow_t>(realHandle)};
+    return ncclSuccess;
+  });
+}
+
+ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle) {
+  if (!validComm(comm)) return fail(nullptr, __func__, ncclInvalidArgument, "comm is NULL or not a communicator");
+  NCCL_REQUIRE(handle != nullptr, comm, ncclInvalidArgument, "handle is NULL");
+  return apiCall(comm, __func__, [&]() {
+    std::unique_ptr<ncclWindow_vidmem> reg(static_cast<ncclWindow_vidmem*>(handle));
+    if (comm->real != nullptr && reg->real != nullptr) {
+      ncclResult_t res = comm->realLib->CommDeregister(comm->real, reg->real);
+      if (res != ncclSuccess) MSCCLPP_THROW(RemoteError, "ncclCommDeregister of the real NCCL: ", comm->realLib->GetErrorString(res));
+    }
+    return ncclSuccess;
+  });
+}
+
+ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags) {
+  if (ncclResult_t res = checkReady(comm, __func__); res != ncclSuccess) return res;
+  NCCL_REQUIRE(win != nullptr, comm, ncclInvalidArgument, "win is NULL");
+  NCCL_REQUIRE(buff != nullptr && size > 0, comm, ncclInvalidArgument, "buffer ", buff, " of ", size,
+               " bytes is empty");
+  NCCL_REQUIRE((winFlags & ~NCCL_WIN_COLL_SYMMETRIC) == 0, comm, ncclInvalidArgument, "winFlags 0x", std::hex,
+               winFlags, " has bits other than NCCL_WIN_COLL_SYMMETRIC");
+  return apiCall(comm, __func__, [&]() {
+    auto window = std::make_unique<ncclWindow_vidmem>(ncclWindow_vidmem{buff, size, false, nullptr});
+    if (comm->collectives != nullptr) {
+      comm->collectives->registerBuffer(buff, size);
+      window->onOurs = true;
+    }
+    if (comm->real != nullptr) {
+      ncclResult_t res = comm->realLib->CommWindowRegister(comm->real, buff, size, &window->real, winFlags);
+      if (res != ncclSuccess) MSCCLPP_THROW(RemoteError, "ncclCommWindowRegister of the real NCCL: ", comm->realLib->GetErrorString(res));
+    }
+    *win = window.release();
+    return ncclSuccess;
+  });
+}
+
+ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
+  if (!validComm(comm)) return fail(nullptr, __func__, ncclInvalidArgument, "comm is NULL or not a communicator");
+  NCCL_REQUIRE(win != nullptr, comm, ncclInvalidArgument, "win is NULL");
+  return apiCall(comm, __func__, [&]() {
+    std::unique_ptr<ncclWindow_vidmem> window(win);
+    if (window->onOurs) comm->collectives->deregisterBuffer(window->buff);
+    if (window->real != nullptr) {
+      ncclResult_t res = comm->realLib->CommWindowDeregister(comm->real, window->real);
+      if (res != ncclSuccess) MSCCLPP_THROW(RemoteError, "ncclCommWindowDeregister of the real NCCL: ", comm->realLib->GetErrorString(res));
+    }
+    return ncclSuccess;
+  });
+}
+
+ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
+                                      ncclScalarResidence_t residence, ncclComm_t comm) {
+  if (ncclResult_t res = checkReady(comm, __func__); res != ncclSuccess) return res;
+  NCCL_REQUIRE(op != nullptr, comm, ncclInvalidArgument, "op is NULL");
+  NCCL_REQUIRE(scalar != nullptr, comm, ncclInvalidArgument, "scalar is NULL");
+  NCCL_REQUIRE(datatype >= ncclInt8 && datatype < ncclNumTypes, comm, ncclInvalidArgument, "data type ",
+               static_cast<int>(datatype), " is not an ncclDataType_t");
+  NCCL_REQUIRE(residence == ncclScalarDevice || residence == ncclScalarHostImmediate, comm, ncclInvalidArgument,
+               "residence ", static_cast<int>(residence), " is not an ncclScalarResidence_t");
+  return apiCall(comm, __func__, [&]() {
+    namespace coll = mscclpp::collectives;
+    const auto type = static_cast<coll::DataType>(datatype);
+    mscclpp::nccl::PreMulSumOp made{datatype,
+                                    residence == ncclScalarHostImmediate ? coll::ReduceOp::preMulSumHost(scalar, type)
+                                                                         : coll::ReduceOp::preMulSumDevice(scalar),
+                                    ncclSum};
+    if (comm->real != nullptr) {
+      ncclResult_t res = comm->realLib->RedOpCreatePreMulSum(&made.realOp, scalar, datatype, residence, comm->real);
+      if (res != ncclSuccess) MSCCLPP_THROW(RemoteError, "ncclRedOpCreatePreMulSum of the real NCCL: ", comm->realLib->GetErrorString(res));
+    }
+    std::lock_guard<std::mutex> lock(comm->mutex);
+    MSCCLPP_CHECK_USAGE(comm->nextPreMulSumOp < ncclMaxRedOp, "no reduction operator values are left");
+    *op = static_cast<ncclRedOp_t>(comm->nextPreMulSumOp++);
+    comm->preMulSumOps.emplace(*op, made);
+    return ncclSuccess;
+  });
+}
+
+ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
+  if (!validComm(comm)) return fail(nullptr, __func__, ncclInvalidArgument, "comm is NULL or not a communicator");
+  NCCL_REQUIRE(op >= ncclNumOps, comm, ncclInvalidArgument, "operator ", static_cast<int>(op),
+               " is built in, not made by ncclRedOpCreatePreMulSum");
+  return apiCall(comm, __func__, [&]() {
+    mscclpp::nccl::PreMulSumOp removed;
+    {
+      std::lock_guard<std::mutex> lock(comm->mutex);
+      auto it = comm->preMulSumOps.find(op);
+      MSCCLPP_CHECK_USAGE(it != comm->preMulSumOps.end(), "operator ", static_cast<int>(op),
+                          " was not made on this communicator or is already destroyed");
+      removed = it->second;
+      comm->preMulSumOps.erase(it);
+    }
+    if (comm->real != nullptr) comm->realLib->RedOpDestroy(removed.realOp, comm->real);
+    return ncclSuccess;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,161 @@
+// Copyright (c) 2026 The libmscclpp authors
+// SPDX-License-Identifier: MIT
+
+#include "ext/nccl/comm.hpp"
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <mscclpp/env.hpp>
+#include <mscclpp/gpu_utils.hpp>
+#include <vector>
+
+#include "common/checks.hpp"
+#include "common/identity.hpp"
+#include "common/logger.hpp"
+
+namespace mscclpp::nccl {
+
+namespace {
+
+/// What each rank tells the others at init: where it runs.
+struct RankInfo {
+  uint64_t hostHash;
+  char busId[32];
+};
+
+bool ranksShareAGpu(const std::vector<RankInfo>& infos) {
+  for (size_t i = 0; i < infos.size(); ++i) {
+    for (size_t j = i + 1; j < infos.size(); ++j) {
+      if (infos[i].hostHash == infos[j].hostHash && std::strcmp(infos[i].busId, infos[j].busId) == 0) return true;
+    }
+  }
+  return false;
+}
+
+bool forcedToReal(collectives::Collective kind) {
+  const std::string& list = env()->forceNcclFallbackOperation;
+  if (list.empty()) return false;
+  if (list == "all") return true;
+  const char* name = nullptr;
+  switch (kind) {
+    case collectives::Collective::AllReduce: name = "allreduce"; break;
+    case collectives::Collective::AllGather: name = "allgather"; break;
+    case collectives::Collective::ReduceScatter: name = "reducescatter"; break;
+    case collectives::Collective::Broadcast: name = "broadcast"; break;
+    case collectives::Collective::Reduce: name = "reduce"; break;
+    case collectives::Collective::AllToAll: name = "alltoall"; break;
+    case collectives::Collective::AllToAllv: name = "alltoallv"; break;
+    case collectives::Collective::Gather: name = "gather"; break;
+    case collectives::Collective::Scatter: name = "scatter"; break;
+    case collectives::Collective::SendRecv: name = "sendrecv"; break;
+  }
+  for (const std::string& item : splitList(list)) {
+    if (item == name) return true;
+  }
+  return false;
+}
+
+void makeRealComm(ncclComm* comm, const std::vector<RankInfo>& infos) {
+  comm->realLib = realNccl();
+  if (comm->realLib == nullptr) {
+    comm->realProblem = realNcclProblem();
+    return;
+  }
+  if (ranksShareAGpu(infos)) {
+    comm->realProblem = "ranks of this communicator share a GPU, which NCCL refuses";
+    LOG_INFO(NCCL, "rank ", comm->rank, ": ", comm->realProblem, "; no NCCL communicator alongside");
+    return;
+  }
+  ncclUniqueId realId{};
+  if (comm->rank == 0) {
+    ncclResult_t res = comm->realLib->GetUniqueId(&realId);
+    if (res != ncclSuccess) {
+      // The broadcast still runs, so the other ranks learn of the failure instead of waiting.
+      std::memset(&realId, 0, sizeof(realId));
+      LOG_WARN(NCCL, "ncclGetUniqueId of the NCCL at ", comm->realLib->path, " failed: ",
+               comm->realLib->GetErrorString(res));
+    }
+  }
+  comm->bootstrap->broadcast(&realId, sizeof(realId), 0);
+  const ncclUniqueId zero{};
+  if (std::memcmp(&realId, &zero, sizeof(zero)) == 0) {
+    comm->realProblem = "rank 0 could not make an id for the NCCL communicator alongside";
+    return;
+  }
+  ncclConfig_t config = comm->config.realConfig();
+  ncclResult_t res = comm->realLib->CommInitRankConfig(&comm->real, comm->nRanks, realId, comm->rank, &config);
+  if (res != ncclSuccess) {
+    comm->real = nullptr;
+    comm->realProblem = concat("the NCCL at ", comm->realLib->path, " failed to make its communicator: ",
+                               comm->realLib->GetErrorString(res), ": ", comm->realLib->GetLastError(nullptr));
+    LOG_WARN(NCCL, "rank ", comm->rank, ": ", comm->realProblem);
+  }
+}
+
+}  // namespace
+
+void joinComm(ncclComm* comm, const JoinSpec& spec) {
+  comm->rank = spec.rank;
+  comm->nRanks = spec.nRanks;
+  comm->cudaDev = spec.cudaDev;
+  comm->config = spec.config;
+  CudaDeviceGuard deviceGuard(spec.cudaDev);
+
+  comm->bootstrap = std::make_shared<TcpBootstrap>(spec.rank, spec.nRanks);
+  comm->bootstrap->initialize(spec.id);
+  comm->communicator = std::make_shared<Communicator>(comm->bootstrap);
+
+  std::vector<RankInfo> infos(spec.nRanks);
+  RankInfo& mine = infos[spec.rank];
+  std::memset(&mine, 0, sizeof(mine));
+  mine.hostHash = getHostHash();
+  MSCCLPP_CUDATHROW(cudaDeviceGetPCIBusId(mine.busId, sizeof(mine.busId), spec.cudaDev));
+  comm->bootstrap->allGather(infos.data(), sizeof(RankInfo));
+
+  makeRealComm(comm, infos);
+  try {
+    comm->collectives = std::make_unique<collectives::Collectives>(comm->communicator);
+  } catch (const Error& e) {
+    // Every rank sees the same reason (ranks on several hosts): the real NCCL takes all operations.
+    comm->collectivesProblem = e.what();
+    LOG_INFO(NCCL, "rank ", spec.rank, ": our collectives cannot run here: ", e.what());
+  }
+
+  if (comm->collectives == nullptr && comm->real == nullptr) {
+    MSCCLPP_THROW(InvalidUsage, "no way to run collectives for this communicator: ", comm->collectivesProblem,
+                  "; and ", comm->realProblem);
+  }
+  LOG_INFO(NCCL, "communicator ", comm->config.commName.empty() ? "" : comm->config.commName + " ", "rank ",
+           spec.rank, " of ", spec.nRanks, " on GPU ", spec.cudaDev, " (", mine.busId, "), ",
+           comm->real != nullptr ? "with" : "without", " a real NCCL alongside");
+}
+
+bool runsOnOurs(ncclComm* comm, collectives::Collective kind) {
+  const bool forced = forcedToReal(kind);
+  if (comm->collectives != nullptr && !(forced && comm->real != nullptr)) return true;
+  if (comm->real != nullptr) return false;
+  MSCCLPP_THROW(InvalidUsage, collectives::collectiveName(kind), " cannot run: ", comm->collectivesProblem,
+                "; and it cannot be forwarded: ", comm->realProblem);
+}
+
+}  // namespace mscclpp::nccl
+
+void ncclComm::join() {
+  if (worker.joinable()) worker.join();
+}
+
+ncclComm::~ncclComm() {
+  join();
+  if (aborted) {
+    // A kernel of ours may still wait for a peer that will never come, and freeing the memory it uses
+    // would wait for that kernel. The collectives object (which holds the communicator and
+    // bootstrap) is left behind instead: an aborted communicator must return, not hang.
+    static_cast<void>(collectives.release());
+  }
+  if (real != nullptr) {
+    ncclResult_t res = aborted ? realLib->CommAbort(real) : realLib->CommDestroy(real);
+    if (res != ncclSuccess) LOG_WARN(NCCL, "destroying the NCCL communicator alongside failed: ", realLib->GetErrorString(res));
+  }
+  magic = kDestroyed;
+}

@@ -1,0 +1,254 @@
+// Copyright (c) 2026 The libmscclpp authors
+// SPDX-License-Identifier: MIT
+
+// The NCCL API's argument checks and the paths that need no GPU: each bad input gets the NCCL code a
+// caller expects and a last-error message naming the cause.
+
+#include <gtest/gtest.h>
+#include <mscclpp/nccl.h>
+
+#include <cstring>
+#include <string>
+
+#include "ext/nccl/config.hpp"
+#include "ext/nccl/real_nccl.hpp"
+
+namespace {
+
+std::string lastError() { return ncclGetLastError(nullptr); }
+
+ncclUniqueId someId() {
+  ncclUniqueId id;
+  EXPECT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  return id;
+}
+
+TEST(NcclVersion, Reports22803) {
+  int version = 0;
+  ASSERT_EQ(ncclGetVersion(&version), ncclSuccess);
+  EXPECT_EQ(version, 22803);
+  EXPECT_EQ(ncclGetVersion(nullptr), ncclInvalidArgument);
+}
+
+TEST(NcclErrorString, EveryCodeHasItsOwnText) {
+  for (int a = ncclSuccess; a < ncclNumResults; ++a) {
+    for (int b = a + 1; b < ncclNumResults; ++b) {
+      EXPECT_STRNE(ncclGetErrorString(static_cast<ncclResult_t>(a)), ncclGetErrorString(static_cast<ncclResult_t>(b)));
+    }
+  }
+  EXPECT_STREQ(ncclGetErrorString(static_cast<ncclResult_t>(99)), "unknown result code");
+}
+
+TEST(NcclUniqueId, TwoIdsDiffer) {
+  ncclUniqueId a = someId(), b = someId();
+  EXPECT_NE(std::memcmp(&a, &b, sizeof(a)), 0);
+  EXPECT_EQ(ncclGetUniqueId(nullptr), ncclInvalidArgument);
+}
+
+TEST(NcclInit, NullResultPointerIsInvalidArgument) {
+  EXPECT_EQ(ncclCommInitRank(nullptr, 2, someId(), 0), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("comm"), std::string::npos) << lastError();
+}
+
+TEST(NcclInit, RankOutsideTheCommunicatorIsInvalidArgument) {
+  ncclComm_t comm = nullptr;
+  EXPECT_EQ(ncclCommInitRank(&comm, 2, someId(), 2), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("rank 2 is not in [0, 2)"), std::string::npos) << lastError();
+  EXPECT_EQ(ncclCommInitRank(&comm, 2, someId(), -1), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommInitRank(&comm, 0, someId(), 0), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("nranks 0"), std::string::npos) << lastError();
+  EXPECT_EQ(comm, nullptr);
+}
+
+TEST(NcclInit, ConfigWithBadMagicIsInvalidArgument) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.magic = 0x12345678;
+  ncclComm_t comm = nullptr;
+  EXPECT_EQ(ncclCommInitRankConfig(&comm, 1, someId(), 0, &config), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("magic"), std::string::npos) << lastError();
+}
+
+TEST(NcclInit, ConfigWithUnknownVersionIsInvalidArgument) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.version = 100;
+  ncclComm_t comm = nullptr;
+  EXPECT_EQ(ncclCommInitRankConfig(&comm, 1, someId(), 0, &config), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("version 100"), std::string::npos) << lastError();
+}
+
+TEST(NcclInit, ConfigWithBadBlockingValueIsInvalidArgument) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 7;
+  ncclComm_t comm = nullptr;
+  EXPECT_EQ(ncclCommInitRankConfig(&comm, 1, someId(), 0, &config), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("blocking = 7"), std::string::npos) << lastError();
+}
+
+TEST(NcclConfig, NullMeansBlockingDefaults) {
+  mscclpp::nccl::CommConfig out;
+  std::string problem;
+  ASSERT_TRUE(mscclpp::nccl::readConfig(nullptr, out, problem)) << problem;
+  EXPECT_TRUE(out.blocking);
+  EXPECT_FALSE(out.splitShare);
+  EXPECT_TRUE(out.commName.empty());
+}
+
+TEST(NcclConfig, FieldsAreRead) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  config.splitShare = 1;
+  config.commName = "tp0";
+  mscclpp::nccl::CommConfig out;
+  std::string problem;
+  ASSERT_TRUE(mscclpp::nccl::readConfig(&config, out, problem)) << problem;
+  EXPECT_FALSE(out.blocking);
+  EXPECT_TRUE(out.splitShare);
+  EXPECT_EQ(out.commName, "tp0");
+  EXPECT_EQ(out.realConfig().blocking, 1);
+  EXPECT_STREQ(out.realConfig().commName, "tp0");
+}
+
+TEST(NcclConfig, SmallerOlderStructKeepsDefaultsBeyondItsSize) {
+  // A 2.14-era caller: its struct ends after maxCTAs, and what lies beyond it is not its data.
+  struct {
+    ncclConfig_t config;
+    char garbage[16];
+  } older;
+  std::memset(&older, 0x5a, sizeof(older));
+  older.config.size = offsetof(ncclConfig_t, netName);
+  older.config.magic = 0xcafebeef;
+  older.config.version = NCCL_VERSION(2, 14, 0);
+  older.config.blocking = 0;
+  mscclpp::nccl::CommConfig out;
+  std::string problem;
+  ASSERT_TRUE(mscclpp::nccl::readConfig(&older.config, out, problem)) << problem;
+  EXPECT_FALSE(out.blocking);
+  EXPECT_FALSE(out.splitShare);
+  EXPECT_TRUE(out.commName.empty());
+  // 2.14 had no cgaClusterSize/minCTAs/maxCTAs: they are reset to undefined.
+  EXPECT_EQ(out.settings.cgaClusterSize, NCCL_CONFIG_UNDEF_INT);
+  EXPECT_EQ(out.settings.minCTAs, NCCL_CONFIG_UNDEF_INT);
+}
+
+TEST(NcclConfig, LargerNewerStructIsAccepted) {
+  struct {
+    ncclConfig_t config;
+    int newerFields[8];
+  } newer;
+  newer.config = NCCL_CONFIG_INITIALIZER;
+  newer.config.size = sizeof(newer);
+  newer.config.version = NCCL_VERSION(2, 31, 0);
+  newer.config.splitShare = 1;
+  for (int& f : newer.newerFields) f = 12345;
+  mscclpp::nccl::CommConfig out;
+  std::string problem;
+  ASSERT_TRUE(mscclpp::nccl::readConfig(&newer.config, out, problem)) << problem;
+  EXPECT_TRUE(out.splitShare);
+  EXPECT_EQ(out.settings.size, sizeof(ncclConfig_t));
+}
+
+TEST(NcclConfig, SizeSmallerThanTheHeaderIsRejected) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.size = 8;
+  mscclpp::nccl::CommConfig out;
+  std::string problem;
+  EXPECT_FALSE(mscclpp::nccl::readConfig(&config, out, problem));
+  EXPECT_NE(problem.find("size 8"), std::string::npos) << problem;
+}
+
+TEST(NcclConfig, MinCtasAboveMaxCtasIsRejected) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.minCTAs = 8;
+  config.maxCTAs = 4;
+  mscclpp::nccl::CommConfig out;
+  std::string problem;
+  EXPECT_FALSE(mscclpp::nccl::readConfig(&config, out, problem));
+  EXPECT_NE(problem.find("minCTAs"), std::string::npos) << problem;
+}
+
+TEST(NcclCollectives, NullCommIsInvalidArgument) {
+  int x = 0;
+  EXPECT_EQ(ncclAllReduce(&x, &x, 1, ncclInt32, ncclSum, nullptr, nullptr), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("ncclAllReduce: comm is NULL"), std::string::npos) << lastError();
+  EXPECT_EQ(ncclAllGather(&x, &x, 1, ncclInt32, nullptr, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclReduceScatter(&x, &x, 1, ncclInt32, ncclSum, nullptr, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclBroadcast(&x, &x, 1, ncclInt32, 0, nullptr, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclBcast(&x, 1, ncclInt32, 0, nullptr, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclReduce(&x, &x, 1, ncclInt32, ncclSum, 0, nullptr, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclAlltoAll(&x, &x, 1, ncclInt32, nullptr, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclGather(&x, &x, 1, ncclInt32, 0, nullptr, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclScatter(&x, &x, 1, ncclInt32, 0, nullptr, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclSend(&x, 1, ncclInt32, 0, nullptr, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclRecv(&x, 1, ncclInt32, 0, nullptr, nullptr), ncclInvalidArgument);
+}
+
+TEST(NcclComm, QueriesOnNullCommAreInvalidArgument) {
+  int value = 0;
+  ncclResult_t state;
+  EXPECT_EQ(ncclCommCount(nullptr, &value), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommCuDevice(nullptr, &value), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommUserRank(nullptr, &value), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommGetAsyncError(nullptr, &state), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommFinalize(nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommSplit(nullptr, 0, 0, nullptr, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommRegister(nullptr, &value, sizeof(value), nullptr), ncclInvalidArgument);
+  ncclRedOp_t op;
+  EXPECT_EQ(ncclRedOpCreatePreMulSum(&op, &value, ncclInt32, ncclScalarHostImmediate, nullptr), ncclInvalidArgument);
+  // As in NCCL, destroying or aborting NULL is a no-op.
+  EXPECT_EQ(ncclCommDestroy(nullptr), ncclSuccess);
+  EXPECT_EQ(ncclCommAbort(nullptr), ncclSuccess);
+}
+
+TEST(NcclGroup, EndWithoutStartIsInvalidUsage) {
+  EXPECT_EQ(ncclGroupEnd(), ncclInvalidUsage);
+  EXPECT_NE(lastError().find("without a matching ncclGroupStart"), std::string::npos) << lastError();
+}
+
+TEST(NcclGroup, NestedGroupsCloseAtTheOutermostEnd) {
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  EXPECT_EQ(ncclGroupEnd(), ncclSuccess);
+  EXPECT_EQ(ncclGroupEnd(), ncclSuccess);
+  EXPECT_EQ(ncclGroupEnd(), ncclInvalidUsage);
+}
+
+TEST(NcclGroup, SimulateEndNeedsAnInitializedSimInfo) {
+  ncclSimInfo_t bad{};
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  EXPECT_EQ(ncclGroupSimulateEnd(&bad), ncclInvalidArgument);
+  ncclSimInfo_t sim = NCCL_SIM_INFO_INITIALIZER;
+  EXPECT_EQ(ncclGroupSimulateEnd(&sim), ncclSuccess);
+  EXPECT_EQ(ncclGroupSimulateEnd(&sim), ncclInvalidUsage);
+}
+
+TEST(NcclMemory, NullResultPointerIsInvalidArgument) {
+  EXPECT_EQ(ncclMemAlloc(nullptr, 1024), ncclInvalidArgument);
+  EXPECT_EQ(ncclMemFree(nullptr), ncclSuccess);
+}
+
+// Run by ctest with MSCCLPP_NCCL_LIB_PATH set (test/nccl/CMakeLists.txt); skipped otherwise.
+TEST(NcclFallback, UnopenableLibraryIsReportedWithItsPath) {
+  const char* path = std::getenv("MSCCLPP_NCCL_LIB_PATH");
+  if (path == nullptr || std::string(path) != "/nonexistent/libnccl.so.2") GTEST_SKIP() << "run by the fallback ctest";
+  EXPECT_EQ(mscclpp::nccl::realNccl(), nullptr);
+  EXPECT_NE(mscclpp::nccl::realNcclProblem().find("/nonexistent/libnccl.so.2 cannot be opened"), std::string::npos)
+      << mscclpp::nccl::realNcclProblem();
+}
+
+TEST(NcclFallback, RealNcclIsOpenedAndItsVersionRead) {
+  const char* path = std::getenv("MSCCLPP_NCCL_LIB_PATH");
+  if (path == nullptr || std::string(path) == "/nonexistent/libnccl.so.2") GTEST_SKIP() << "run by the fallback ctest";
+  const mscclpp::nccl::RealNccl* real = mscclpp::nccl::realNccl();
+  ASSERT_NE(real, nullptr) << mscclpp::nccl::realNcclProblem();
+  EXPECT_GE(real->version, NCCL_VERSION(2, 0, 0));
+  EXPECT_NE(real->AllReduce, nullptr);
+  EXPECT_NE(reinterpret_cast<void*>(real->GetVersion), reinterpret_cast<void*>(&ncclGetVersion));
+}
+
+TEST(NcclFallback, WithoutPathThereIsNoRealNccl) {
+  if (std::getenv("MSCCLPP_NCCL_LIB_PATH") != nullptr) GTEST_SKIP() << "MSCCLPP_NCCL_LIB_PATH is set";
+  EXPECT_EQ(mscclpp::nccl::realNccl(), nullptr);
+  EXPECT_NE(mscclpp::nccl::realNcclProblem().find("MSCCLPP_NCCL_LIB_PATH is not set"), std::string::npos);
+}
+
+}  // namespace
