@@ -151,14 +151,17 @@ class KernelBuilder:
     __global__ function). Builds are cached per (file, kernel, macros) for the process."""
 
     kernel_map: dict = {}
+    _modules: dict = {}
 
     def __init__(self, file: str, kernel_name: str, file_dir: str = None, macro_dict: dict = {}):
         source = os.path.abspath(os.path.join(file_dir, file) if file_dir else file)
-        macros = [f"-D{key}={value}" for key, value in sorted(macro_dict.items())]
-        key = (source, kernel_name, tuple(macros))
+        macros = tuple(f"-D{key}={value}" for key, value in sorted(macro_dict.items()))
+        key = (source, kernel_name, macros)
         if key not in KernelBuilder.kernel_map:
-            ptx = self._compile(source, macros)
-            KernelBuilder.kernel_map[key] = Kernel(ptx, kernel_name)
+            # One nvcc run per source and macros, however many kernels it holds.
+            if (source, macros) not in KernelBuilder._modules:
+                KernelBuilder._modules[(source, macros)] = self._compile(source, list(macros))
+            KernelBuilder.kernel_map[key] = Kernel(KernelBuilder._modules[(source, macros)], kernel_name)
         self._kernel = KernelBuilder.kernel_map[key]
 
     @staticmethod

@@ -40,10 +40,6 @@ def pytest_configure(config):
         _select_gpu(local_rank)
 
 
-def gpu_skip_reason():
-    return GPU_SKIP_REASON
-
-
 @pytest.fixture
 def world():
     """MPI.COMM_WORLD, with every rank lined up before and after the test."""
@@ -59,7 +55,13 @@ def group():
     return CommGroup(MPI.COMM_WORLD)
 
 
-@pytest.fixture
-def gpu():
+@pytest.fixture(scope="session")
+def gpu_session():
+    """Skips, with the reason, where no GPU can be used; for fixtures of any scope."""
     if GPU_SKIP_REASON is not None:
         pytest.skip(GPU_SKIP_REASON)
+
+
+@pytest.fixture
+def gpu(gpu_session):
+    """Skips, with the reason, where no GPU can be used."""
