@@ -28,6 +28,7 @@ from mscclpp.comm import CommGroup  # noqa: E402
 from mscclpp.utils import KernelBuilder, pack  # noqa: E402
 
 TARGET_US = 5.0
+NULL = ctypes.c_uint64(0)  # the kernel's uint64_t* out; a plain int would pack as 32 bits
 
 
 def best_us(fn, iters, trials):
@@ -92,11 +93,11 @@ def bench_launch(group, connections_buffer, iters, trials):
 
     def launch_with_handles(n):
         for _ in range(n):
-            kernel.launch_kernel(pack(memory_channel.device_handle(), port_channel.device_handle(), 0), 1, 32, 0,
+            kernel.launch_kernel(pack(memory_channel.device_handle(), port_channel.device_handle(), NULL), 1, 32, 0,
                                  stream)
         sync()
 
-    params = pack(memory_channel.device_handle(), port_channel.device_handle(), 0)
+    params = pack(memory_channel.device_handle(), port_channel.device_handle(), NULL)
 
     def launch_packed(n):
         for _ in range(n):

@@ -57,9 +57,9 @@ py::capsule toDlpack(RawGpuBuffer& buffer, const std::string& dataType, std::vec
     if (shape[i] > 0) extent += (shape[i] - 1) * stride;
     if (shape[i] == 0) extent = 0;
   }
-  if (static_cast<uint64_t>(extent) * itemBytes > buffer.bytes()) {
+  if (static_cast<uint64_t>(extent) * itemBytes > buffer.nelems()) {
     throw Error("to_dlpack: the view needs " + std::to_string(extent * itemBytes) + " bytes, the buffer has " +
-                    std::to_string(buffer.bytes()),
+                    std::to_string(buffer.nelems()),
                 ErrorCode::InvalidUsage);
   }
   auto* context = new DlpackContext{{}, buffer.memory(), std::move(shape), std::move(strides)};

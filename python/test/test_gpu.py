@@ -4,6 +4,7 @@
 and port channels driven by kernels built with KernelBuilder, the FIFO and a proxy written in Python.
 Every test skips, with the reason, where there is no GPU (and where torch is missing)."""
 
+import ctypes
 import os
 import time
 
@@ -14,10 +15,24 @@ import mscclpp
 from mscclpp.utils import KernelBuilder, pack
 
 SLOT = 4096
+SLOT_ARG = ctypes.c_uint64(SLOT)  # the kernels take uint64_t sizes; a plain int packs as 32 bits
 THREADS = 256
 KERNELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels")
 
-pytestmark = pytest.mark.usefixtures("gpu")
+KERNEL_NAMES = ["h2d_wait", "d2d_ping_pong", "memory_put", "memory_get", "memory_packets", "port_put", "fifo_push"]
+
+pytestmark = pytest.mark.usefixtures("gpu", "kernels")
+
+
+@pytest.fixture(scope="module")
+def kernels(gpu_session):
+    """Builds every kernel up front and lines the ranks up after: nvcc takes a while, and it must not eat into
+    the bootstrap's timeouts inside the tests."""
+    from mpi4py import MPI
+
+    for name in KERNEL_NAMES:
+        _kernel(name)
+    MPI.COMM_WORLD.barrier()
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +115,8 @@ def test_raw_gpu_buffer_to_dlpack_shares_memory_with_torch(torch):
     assert matrix.shape == (4, 8) and matrix.stride() == (16, 1)
     del buffer  # the tensors keep the memory alive
     assert float(tensor.sum()) == 2.5 * 1024
-    assert int(matrix.view(torch.int16)[0, 0]) == int(np.array([2.5], np.float32).view(np.int16)[0])
+    halves = np.array([2.5], np.float32).view(np.int16)
+    assert matrix.view(torch.int16)[0, :2].tolist() == halves.tolist()
 
 
 def test_to_dlpack_refuses_unknown_types_and_oversized_views():
@@ -117,7 +133,7 @@ def test_host_to_device_semaphore(torch, group, ipc):
     done = torch.zeros(len(semaphores), dtype=torch.int32, device="cuda")
     kernel = _kernel("h2d_wait")
     for i, semaphore in enumerate(semaphores.values()):
-        kernel.launch_kernel(pack(semaphore.device_handle(), done.data_ptr() + 4 * i), 1, 32, 0, 0)
+        kernel.launch_kernel(pack(semaphore.device_handle(), ctypes.c_uint64(done.data_ptr() + 4 * i)), 1, 32, 0, 0)
     group.barrier()
     for semaphore in semaphores.values():
         semaphore.signal()
@@ -142,7 +158,7 @@ def test_memory_channel_put_and_signal(torch, group, ipc):
     torch.cuda.synchronize()
     channels = group.make_memory_channels(buffer, ipc)
     handles = _on_device(torch, [c.device_handle() for c in channels.values()])
-    _kernel("memory_put").launch_kernel(pack(handles, SLOT, group.my_rank), len(channels), THREADS, 0, 0)
+    _kernel("memory_put").launch_kernel(pack(handles, SLOT_ARG, group.my_rank), len(channels), THREADS, 0, 0)
     _assert_all_slots(torch, group, buffer)
     group.barrier()
 
@@ -153,7 +169,7 @@ def test_memory_channel_get(torch, group, ipc):
     channels = group.make_memory_channels(buffer, ipc)
     handles = _on_device(torch, [c.device_handle() for c in channels.values()])
     peers = torch.tensor(list(channels), dtype=torch.int32, device="cuda")
-    _kernel("memory_get").launch_kernel(pack(handles, peers, SLOT), len(channels), THREADS, 0, 0)
+    _kernel("memory_get").launch_kernel(pack(handles, peers, SLOT_ARG), len(channels), THREADS, 0, 0)
     _assert_all_slots(torch, group, buffer)
     group.barrier()
 
@@ -168,7 +184,7 @@ def test_memory_channel_packets(torch, group, ipc):
         assert channel.device_handle().packetBuffer_ == scratch.data_ptr()
     handles = _on_device(torch, [c.device_handle() for c in channels.values()])
     peers = torch.tensor(list(channels), dtype=torch.int32, device="cuda")
-    args = pack(handles, peers, SLOT, group.my_rank, 1)
+    args = pack(handles, peers, SLOT_ARG, group.my_rank, 1)
     _kernel("memory_packets").launch_kernel(args, len(channels), THREADS, 0, 0)
     _assert_all_slots(torch, group, buffer)
     group.barrier()
@@ -181,7 +197,7 @@ def test_port_channel_put_with_signal_and_flush(torch, group, ipc):
     channels = group.make_port_channels(proxy, buffer, ipc)
     handles = _on_device(torch, [c.device_handle() for c in channels.values()])
     proxy.start_proxy()
-    _kernel("port_put").launch_kernel(pack(handles, SLOT, group.my_rank), len(channels), 32, 0, 0)
+    _kernel("port_put").launch_kernel(pack(handles, SLOT_ARG, group.my_rank), len(channels), 32, 0, 0)
     torch.cuda.synchronize()
     proxy.stop_proxy()
     _assert_all_slots(torch, group, buffer)
