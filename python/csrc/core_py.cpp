@@ -60,12 +60,14 @@ void bindBootstrap(py::module_& m) {
       .def("get_n_ranks", &Bootstrap::getNranks)
       .def("get_n_ranks_per_node", &Bootstrap::getNranksPerNode)
       .def(
-          "send", [](Bootstrap& self, uintptr_t data, int size, int peer, int tag) {
+          "send",
+          [](Bootstrap& self, uintptr_t data, int size, int peer, int tag) {
             self.send(toPointer(data), size, peer, tag);
           },
           py::arg("data"), py::arg("size"), py::arg("peer"), py::arg("tag"), Release())
       .def(
-          "recv", [](Bootstrap& self, uintptr_t data, int size, int peer, int tag) {
+          "recv",
+          [](Bootstrap& self, uintptr_t data, int size, int peer, int tag) {
             self.recv(toPointer(data), size, peer, tag);
           },
           py::arg("data"), py::arg("size"), py::arg("peer"), py::arg("tag"), Release())
@@ -107,22 +109,25 @@ void bindBootstrap(py::module_& m) {
              return id;
            }),
            py::arg("data"))
-      .def("__bytes__", [](const UniqueId& self) { return py::bytes(reinterpret_cast<const char*>(self.data()), self.size()); })
+      .def("__bytes__",
+           [](const UniqueId& self) { return py::bytes(reinterpret_cast<const char*>(self.data()), self.size()); })
       .def("__eq__", [](const UniqueId& a, const UniqueId& b) { return a == b; })
-      .def("__hash__", [](const UniqueId& self) {
-        return py::hash(py::bytes(reinterpret_cast<const char*>(self.data()), self.size()));
-      })
+      .def("__hash__",
+           [](const UniqueId& self) {
+             return py::hash(py::bytes(reinterpret_cast<const char*>(self.data()), self.size()));
+           })
       // Picklable, so that mpi4py's bcast carries it from rank 0 to the others.
-      .def(py::pickle([](const UniqueId& self) {
-                        return py::make_tuple(py::bytes(reinterpret_cast<const char*>(self.data()), self.size()));
-                      },
-                      [](const py::tuple& state) {
-                        std::string data = state[0].cast<std::string>();
-                        if (data.size() != UniqueIdBytes) throw Error("bad UniqueId state", ErrorCode::InvalidUsage);
-                        UniqueId id;
-                        std::memcpy(id.data(), data.data(), UniqueIdBytes);
-                        return id;
-                      }));
+      .def(py::pickle(
+          [](const UniqueId& self) {
+            return py::make_tuple(py::bytes(reinterpret_cast<const char*>(self.data()), self.size()));
+          },
+          [](const py::tuple& state) {
+            std::string data = state[0].cast<std::string>();
+            if (data.size() != UniqueIdBytes) throw Error("bad UniqueId state", ErrorCode::InvalidUsage);
+            UniqueId id;
+            std::memcpy(id.data(), data.data(), UniqueIdBytes);
+            return id;
+          }));
 
   py::class_<TcpBootstrap, Bootstrap, std::shared_ptr<TcpBootstrap>>(m, "TcpBootstrap")
       .def(py::init<int, int>(), py::arg("rank"), py::arg("n_ranks"))
@@ -136,9 +141,8 @@ void bindBootstrap(py::module_& m) {
       .def("initialize", py::overload_cast<const std::string&, int64_t>(&TcpBootstrap::initialize),
            py::arg("if_ip_port_trio"), py::arg("timeout_sec") = 30, Release())
       .def(
-          "broadcast", [](TcpBootstrap& self, uintptr_t data, int size, int root) {
-            self.broadcast(toPointer(data), size, root);
-          },
+          "broadcast",
+          [](TcpBootstrap& self, uintptr_t data, int size, int root) { self.broadcast(toPointer(data), size, root); },
           py::arg("data"), py::arg("size"), py::arg("root"), Release());
 }
 
@@ -165,15 +169,23 @@ void bindTransports(py::module_& m) {
       .def("any", &TransportFlags::any)
       .def("all", &TransportFlags::all)
       .def("count", &TransportFlags::count)
-      .def("__or__", [](const TransportFlags& a, const TransportFlags& b) { return a | b; }, py::is_operator())
-      .def("__and__", [](const TransportFlags& a, const TransportFlags& b) { return a & b; }, py::is_operator())
-      .def("__xor__", [](const TransportFlags& a, const TransportFlags& b) { return a ^ b; }, py::is_operator())
-      .def("__ior__", [](TransportFlags& a, const TransportFlags& b) { return a |= b; }, py::is_operator())
-      .def("__iand__", [](TransportFlags& a, const TransportFlags& b) { return a &= b; }, py::is_operator())
-      .def("__ixor__", [](TransportFlags& a, const TransportFlags& b) { return a ^= b; }, py::is_operator())
+      .def(
+          "__or__", [](const TransportFlags& a, const TransportFlags& b) { return a | b; }, py::is_operator())
+      .def(
+          "__and__", [](const TransportFlags& a, const TransportFlags& b) { return a & b; }, py::is_operator())
+      .def(
+          "__xor__", [](const TransportFlags& a, const TransportFlags& b) { return a ^ b; }, py::is_operator())
+      .def(
+          "__ior__", [](TransportFlags& a, const TransportFlags& b) { return a |= b; }, py::is_operator())
+      .def(
+          "__iand__", [](TransportFlags& a, const TransportFlags& b) { return a &= b; }, py::is_operator())
+      .def(
+          "__ixor__", [](TransportFlags& a, const TransportFlags& b) { return a ^= b; }, py::is_operator())
       .def("__invert__", [](const TransportFlags& a) { return ~a; })
-      .def("__eq__", [](const TransportFlags& a, const TransportFlags& b) { return a == b; }, py::is_operator())
-      .def("__ne__", [](const TransportFlags& a, const TransportFlags& b) { return a != b; }, py::is_operator())
+      .def(
+          "__eq__", [](const TransportFlags& a, const TransportFlags& b) { return a == b; }, py::is_operator())
+      .def(
+          "__ne__", [](const TransportFlags& a, const TransportFlags& b) { return a != b; }, py::is_operator())
       .def("__hash__", [](const TransportFlags& a) { return std::hash<TransportFlags>()(a); })
       .def("__bool__", &TransportFlags::any)
       .def("__repr__", [](const TransportFlags& self) {
@@ -188,9 +200,12 @@ void bindTransports(py::module_& m) {
   py::implicitly_convertible<Transport, TransportFlags>();
   // Transport op Transport (or TransportFlags) gives TransportFlags, as in C++.
   transport
-      .def("__or__", [](Transport a, const TransportFlags& b) { return TransportFlags(a) | b; }, py::is_operator())
-      .def("__and__", [](Transport a, const TransportFlags& b) { return TransportFlags(a) & b; }, py::is_operator())
-      .def("__xor__", [](Transport a, const TransportFlags& b) { return TransportFlags(a) ^ b; }, py::is_operator());
+      .def(
+          "__or__", [](Transport a, const TransportFlags& b) { return TransportFlags(a) | b; }, py::is_operator())
+      .def(
+          "__and__", [](Transport a, const TransportFlags& b) { return TransportFlags(a) & b; }, py::is_operator())
+      .def(
+          "__xor__", [](Transport a, const TransportFlags& b) { return TransportFlags(a) ^ b; }, py::is_operator());
   m.attr("NoTransports") = NoTransports;
   m.attr("AllIBTransports") = AllIBTransports;
   m.attr("AllTransports") = AllTransports;
@@ -353,8 +368,8 @@ void bindCommunicator(py::module_& m) {
       .def("send_memory", &Communicator::sendMemory, py::arg("memory"), py::arg("remote_rank"), py::arg("tag") = 0,
            Release())
       .def("recv_memory", &Communicator::recvMemory, py::arg("remote_rank"), py::arg("tag") = 0)
-      .def("connect", py::overload_cast<const Endpoint&, int, int>(&Communicator::connect),
-           py::arg("local_endpoint"), py::arg("remote_rank"), py::arg("tag") = 0, Release())
+      .def("connect", py::overload_cast<const Endpoint&, int, int>(&Communicator::connect), py::arg("local_endpoint"),
+           py::arg("remote_rank"), py::arg("tag") = 0, Release())
       .def("connect", py::overload_cast<const EndpointConfig&, int, int>(&Communicator::connect),
            py::arg("local_config"), py::arg("remote_rank"), py::arg("tag") = 0, Release())
       .def("build_semaphore", &Communicator::buildSemaphore, py::arg("connection"), py::arg("remote_rank"),
@@ -368,8 +383,8 @@ void bindCommunicator(py::module_& m) {
             return self.connect(config, remoteRank, tag);
           },
           py::arg("remote_rank"), py::arg("tag"), py::arg("local_config"), Release())
-      .def("send_memory_on_setup", &Communicator::sendMemory, py::arg("memory"), py::arg("remote_rank"),
-           py::arg("tag"), Release())
+      .def("send_memory_on_setup", &Communicator::sendMemory, py::arg("memory"), py::arg("remote_rank"), py::arg("tag"),
+           Release())
       .def("recv_memory_on_setup", &Communicator::recvMemory, py::arg("remote_rank"), py::arg("tag"))
       .def("setup", [](Communicator&) {});
 }

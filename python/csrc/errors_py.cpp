@@ -20,10 +20,13 @@ void registerErrors(py::module_& m) {
   MSCCLPP_FOR_EACH_ERROR_CODE(MSCCLPP_PY_ERROR_CODE)
 #undef MSCCLPP_PY_ERROR_CODE
   // Equal to the int it stands for, as an IntEnum is: e.args[0] is a plain int.
-  errorCode.def("__eq__", [](ErrorCode self, int other) { return static_cast<int>(self) == other; },
-               py::is_operator(), py::prepend())
-      .def("__ne__", [](ErrorCode self, int other) { return static_cast<int>(self) != other; }, py::is_operator(),
-           py::prepend())
+  errorCode
+      .def(
+          "__eq__", [](ErrorCode self, int other) { return static_cast<int>(self) == other; }, py::is_operator(),
+          py::prepend())
+      .def(
+          "__ne__", [](ErrorCode self, int other) { return static_cast<int>(self) != other; }, py::is_operator(),
+          py::prepend())
       .def("__hash__", [](ErrorCode self) { return static_cast<int>(self); });
   m.def("error_to_string", &errorToString, py::arg("error"));
 

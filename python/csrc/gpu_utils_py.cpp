@@ -91,10 +91,11 @@ py::capsule toDlpack(RawGpuBuffer& buffer, const std::string& dataType, std::vec
 
 void registerGpuUtils(py::module_& m) {
   m.def("is_nvls_supported", &isNvlsSupported);
-  m.def("is_cu_mem_map_allocated", [](uintptr_t ptr) { return isCuMemMapAllocated(toPointer(ptr)); },
-        py::arg("ptr"));
-  m.def("gpu_memset", [](uintptr_t ptr, int value, size_t bytes) { gpuMemset(toPointer(ptr), value, bytes); },
-        py::arg("ptr"), py::arg("value"), py::arg("bytes"), py::call_guard<py::gil_scoped_release>());
+  m.def(
+      "is_cu_mem_map_allocated", [](uintptr_t ptr) { return isCuMemMapAllocated(toPointer(ptr)); }, py::arg("ptr"));
+  m.def(
+      "gpu_memset", [](uintptr_t ptr, int value, size_t bytes) { gpuMemset(toPointer(ptr), value, bytes); },
+      py::arg("ptr"), py::arg("value"), py::arg("bytes"), py::call_guard<py::gil_scoped_release>());
 
   py::class_<RawGpuBuffer>(m, "RawGpuBuffer")
       .def(py::init<size_t>(), py::arg("nelems"))

@@ -85,8 +85,8 @@ class CommGroup:
         return getattr(Transport, f"IB{local_rank}")
 
     def make_connection(self, all_ranks: list[int], endpoints, use_switch: bool = False) -> dict[int, Connection]:
-        """Connects to every rank of `all_ranks` (leave this rank out unless a loopback is wanted), with one EndpointConfig (or Transport) for all, or
-        a dict of them per rank."""
+        """Connects to every rank of `all_ranks` (leave this rank out unless a loopback is wanted), with one
+        EndpointConfig (or Transport) for all, or a dict of them per rank."""
         if use_switch:
             raise NotImplementedError("switch (NVLS) connections are not supported by this build")
 
@@ -115,7 +115,8 @@ class CommGroup:
         memories.update({rank: future.get() for rank, future in futures.items()})
         return memories
 
-    def register_tensor_with_connections(self, tensor, connections: dict[int, Connection]) -> dict[int, RegisteredMemory]:
+    def register_tensor_with_connections(self, tensor, connections: dict[int, Connection]
+                                         ) -> dict[int, RegisteredMemory]:
         """This rank's registration of `tensor` under its own rank, and every peer's under theirs."""
         return self._exchange(self.register_local_memory(tensor, connections), connections)
 

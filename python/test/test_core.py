@@ -216,7 +216,8 @@ def test_pack_lays_arguments_back_to_back():
     handle.inbound_token = 0x1234
     array = np.zeros(4, dtype=np.int32)
     packed = pack(handle, array, ctypes.c_size_t(9), 5, True, b"xy")
-    assert packed == handle.raw + struct.pack("P", array.ctypes.data) + struct.pack("N", 9) + struct.pack("ii", 5, 1) + b"xy"
+    expected = handle.raw + struct.pack("P", array.ctypes.data) + struct.pack("N", 9) + struct.pack("ii", 5, 1)
+    assert packed == expected + b"xy"
     with pytest.raises(TypeError):
         pack(object())
 

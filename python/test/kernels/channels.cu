@@ -56,8 +56,8 @@ extern "C" __global__ void memory_get(mscclpp::MemoryChannelDeviceHandle* channe
 
 // Sends this rank's slot as LL16 packets into every peer's packet buffer (at this rank's packet slot) and
 // unpacks each peer's packets into the peer's slot of the local buffer; packets need no signal.
-extern "C" __global__ void memory_packets(mscclpp::MemoryChannelDeviceHandle* channels, int* peers,
-                                          uint64_t slotBytes, int rank, int flag) {
+extern "C" __global__ void memory_packets(mscclpp::MemoryChannelDeviceHandle* channels, int* peers, uint64_t slotBytes,
+                                          int rank, int flag) {
   mscclpp::MemoryChannelDeviceHandle& channel = channels[blockIdx.x];
   uint64_t packetSlot = slotBytes * 2;  // an LL16 packet carries 8 bytes in 16
   channel.putPackets(static_cast<uint64_t>(rank) * packetSlot, static_cast<uint64_t>(rank) * slotBytes, slotBytes,
