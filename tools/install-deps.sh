@@ -6,7 +6,7 @@
 # The CUDA toolkit itself is expected at /usr/local/cuda (or on PATH): it is not a Debian package here.
 set -euo pipefail
 packages=(cmake g++ make pkg-config libgtest-dev libgmock-dev libopenmpi-dev openmpi-bin libibverbs-dev
-  libnuma-dev nlohmann-json3-dev python3)
+  libnuma-dev nlohmann-json3-dev python3 clang-format)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

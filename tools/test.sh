@@ -2,8 +2,8 @@
 # Copyright (c) 2026 The libmscclpp authors
 # SPDX-License-Identifier: MIT
 #
-# The README's test command: installs missing packages, builds, runs every test (unit, multi-process
-# suites under mpirun with 2 and 4 ranks, the install check, a benchmark smoke run), then the host
+# The README's test command: installs missing packages, builds, checks the formatting, runs every test
+# (unit, multi-process suites under mpirun with 2 and 4 ranks, the install check, a benchmark smoke run), then the host
 # tests again under ASan/UBSan, and ends with one line "N passed, N failed, N skipped".
 # GPU tests skip, with the reason, where there is no GPU.
 set -uo pipefail
@@ -19,6 +19,9 @@ MSCCLPP_BUILD_DIR=$build "$root/tools/build.sh" -DCMAKE_BUILD_TYPE=RelWithDebInf
 rm -rf "$results"
 mkdir -p "$results"
 extra_failures=0
+
+echo "== formatting (clang-format) =="
+"$root/tools/format.sh" --check || extra_failures=$((extra_failures + 1))
 
 echo "== ctest (unit, multi-process, install) =="
 rm -f "$build/Testing/Temporary/LastTestsFailed.log"

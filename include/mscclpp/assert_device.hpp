@@ -45,11 +45,11 @@ __device__ __noinline__ inline void deviceAssertFailed(const char* file, int lin
 }  // namespace mscclpp
 
 #if defined(DEBUG_BUILD) || defined(MSCCLPP_DEVICE_ASSERTS)
-#define MSCCLPP_ASSERT_DEVICE(cond, msg)                                               \
-  do {                                                                                 \
-    if (!(cond)) {                                                                     \
-      ::mscclpp::detail::deviceAssertFailed(__FILE__, __LINE__, #cond, (msg));         \
-    }                                                                                  \
+#define MSCCLPP_ASSERT_DEVICE(cond, msg)                                       \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      ::mscclpp::detail::deviceAssertFailed(__FILE__, __LINE__, #cond, (msg)); \
+    }                                                                          \
   } while (0)
 #else
 #define MSCCLPP_ASSERT_DEVICE(cond, msg) \

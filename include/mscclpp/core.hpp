@@ -12,13 +12,13 @@
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <mscclpp/version.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "errors.hpp"
 #include "gpu_data_types.hpp"
-#include <mscclpp/version.hpp>
 
 namespace mscclpp {
 
@@ -224,8 +224,7 @@ struct EndpointConfig {
     int maxWrPerSend;
 
     Ib(int deviceIndex = -1, int port = DefaultPort, int gidIndex = DefaultGidIndex, int maxCqSize = DefaultMaxCqSize,
-       int maxCqPollNum = DefaultMaxCqPollNum, int maxSendWr = DefaultMaxSendWr,
-       int maxWrPerSend = DefaultMaxWrPerSend)
+       int maxCqPollNum = DefaultMaxCqPollNum, int maxSendWr = DefaultMaxSendWr, int maxWrPerSend = DefaultMaxWrPerSend)
         : deviceIndex(deviceIndex),
           port(port),
           gidIndex(gidIndex),
@@ -241,8 +240,8 @@ struct EndpointConfig {
   int maxWriteQueueSize;
   Ib ib;
 
-  EndpointConfig(Transport transport = Transport::Unknown, Device device = DeviceType::GPU,
-                 int maxWriteQueueSize = -1, Ib ib = {})
+  EndpointConfig(Transport transport = Transport::Unknown, Device device = DeviceType::GPU, int maxWriteQueueSize = -1,
+                 Ib ib = {})
       : transport(transport), device(device), maxWriteQueueSize(maxWriteQueueSize), ib(ib) {}
 };
 
@@ -445,12 +444,11 @@ class Communicator {
   int remoteRankOf(const Connection& connection);
   int tagOf(const Connection& connection);
 
-  [[deprecated("Use sendMemory() instead.")]] void sendMemoryOnSetup(RegisteredMemory memory, int remoteRank,
-                                                                     int tag) {
+  [[deprecated("Use sendMemory() instead.")]] void sendMemoryOnSetup(RegisteredMemory memory, int remoteRank, int tag) {
     sendMemory(memory, remoteRank, tag);
   }
   [[deprecated("Use recvMemory() instead.")]] std::shared_future<RegisteredMemory> recvMemoryOnSetup(int remoteRank,
-                                                                                                      int tag) {
+                                                                                                     int tag) {
     return recvMemory(remoteRank, tag);
   }
   [[deprecated("setup() is no longer needed.")]] void setup() {}

@@ -27,13 +27,13 @@
   } while (false)
 
 /// Throws mscclpp::CuError naming the call and the place unless `cmd` returns CUDA_SUCCESS.
-#define MSCCLPP_CUTHROW(cmd)                                                                                           \
-  do {                                                                                                                 \
-    CUresult mscclppCuErr_ = cmd;                                                                                      \
-    if (mscclppCuErr_ != CUDA_SUCCESS) {                                                                               \
-      throw ::mscclpp::CuError(std::string("Call to " #cmd " failed. ") + __FILE__ + ":" + std::to_string(__LINE__),   \
-                               mscclppCuErr_);                                                                         \
-    }                                                                                                                  \
+#define MSCCLPP_CUTHROW(cmd)                                                                                         \
+  do {                                                                                                               \
+    CUresult mscclppCuErr_ = cmd;                                                                                    \
+    if (mscclppCuErr_ != CUDA_SUCCESS) {                                                                             \
+      throw ::mscclpp::CuError(std::string("Call to " #cmd " failed. ") + __FILE__ + ":" + std::to_string(__LINE__), \
+                               mscclppCuErr_);                                                                       \
+    }                                                                                                                \
   } while (false)
 
 namespace mscclpp {
@@ -222,8 +222,8 @@ auto gpuCallocPhysicalShared(size_t nelems = 1, size_t gran = 0, size_t align = 
 }
 template <class T>
 auto gpuCallocPhysicalUnique(size_t nelems = 1, size_t gran = 0, size_t align = 0) {
-  return detail::safeAlloc<T, detail::GpuPhysicalDeleter<T>, UniqueGpuPhysicalPtr<T>>(detail::gpuCallocPhysical,
-                                                                                      nelems, gran, align);
+  return detail::safeAlloc<T, detail::GpuPhysicalDeleter<T>, UniqueGpuPhysicalPtr<T>>(detail::gpuCallocPhysical, nelems,
+                                                                                      gran, align);
 }
 
 #if (CUDA_NVLS_API_AVAILABLE)

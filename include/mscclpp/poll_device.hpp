@@ -72,15 +72,15 @@ __device__ __noinline__ inline void pollSpinLimitExpired(const char* file, int l
 }  // namespace detail
 }  // namespace mscclpp
 
-#define POLL_MAYBE_JAILBREAK(cond, maxSpin)                                                           \
-  do {                                                                                                \
-    const int64_t mscclppPollMaxSpin_ = static_cast<int64_t>(maxSpin);                                \
-    int64_t mscclppPollSpins_ = 0;                                                                    \
-    while (cond) {                                                                                    \
-      if (mscclppPollMaxSpin_ >= 0 && mscclppPollSpins_++ >= mscclppPollMaxSpin_) {                   \
-        ::mscclpp::detail::pollSpinLimitExpired(__FILE__, __LINE__, #cond, mscclppPollMaxSpin_);        \
-      }                                                                                               \
-    }                                                                                                 \
+#define POLL_MAYBE_JAILBREAK(cond, maxSpin)                                                      \
+  do {                                                                                           \
+    const int64_t mscclppPollMaxSpin_ = static_cast<int64_t>(maxSpin);                           \
+    int64_t mscclppPollSpins_ = 0;                                                               \
+    while (cond) {                                                                               \
+      if (mscclppPollMaxSpin_ >= 0 && mscclppPollSpins_++ >= mscclppPollMaxSpin_) {              \
+        ::mscclpp::detail::pollSpinLimitExpired(__FILE__, __LINE__, #cond, mscclppPollMaxSpin_); \
+      }                                                                                          \
+    }                                                                                            \
   } while (0);
 
 #define OR_POLL_MAYBE_JAILBREAK(cond1, cond2, maxSpin) POLL_MAYBE_JAILBREAK((cond1) && (cond2), maxSpin)

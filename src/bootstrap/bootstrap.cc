@@ -50,8 +50,8 @@ void Bootstrap::groupBarrier(const std::vector<int>& ranks) {
 }
 
 void Bootstrap::send(const std::vector<char>& data, int peer, int tag) {
-  MSCCLPP_CHECK_USAGE(data.size() <= kMaxVectorBytes, "Bootstrap::send to rank ", peer, " tag ", tag, ": ",
-                      data.size(), " bytes is over the ", kMaxVectorBytes, "-byte limit of a vector message");
+  MSCCLPP_CHECK_USAGE(data.size() <= kMaxVectorBytes, "Bootstrap::send to rank ", peer, " tag ", tag, ": ", data.size(),
+                      " bytes is over the ", kMaxVectorBytes, "-byte limit of a vector message");
   uint64_t size = data.size();
   send(&size, sizeof(size), peer, tag);
   send(const_cast<char*>(data.data()), static_cast<int>(size), peer, tag);

@@ -247,7 +247,8 @@ void FdService::serve() {
   options.screen = [myUid](int fd) -> std::string {
     ucred cred = {};
     socklen_t len = sizeof(cred);
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return concat("SO_PEERCRED failed: ", errnoName(errno));
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+      return concat("SO_PEERCRED failed: ", errnoName(errno));
     if (cred.uid == myUid) return "";
     // Nothing is read from a stranger and nothing but the refusal is sent.
     sendReply(fd, FdServiceReply::PermissionDenied, -1);
@@ -332,10 +333,10 @@ UniqueFd fetchFd(const FdServiceAddress& address, uint64_t id, std::chrono::mill
       if (soErr == 0) break;
       err = soErr;
     }
-    throw SysError(concat(what, ": connect failed (", err == ECONNREFUSED
-                                                         ? "no such service: the exporting process exited, or runs "
-                                                           "in another network namespace"
-                                                         : "the service cannot be reached",
+    throw SysError(concat(what, ": connect failed (",
+                          err == ECONNREFUSED ? "no such service: the exporting process exited, or runs "
+                                                "in another network namespace"
+                                              : "the service cannot be reached",
                           ")"),
                    err);
   }
@@ -383,7 +384,8 @@ UniqueFd fetchFd(const FdServiceAddress& address, uint64_t id, std::chrono::mill
         result.reset(fd);
       }
     }
-    if (msg.msg_flags & MSG_CTRUNC) MSCCLPP_THROW(RemoteError, what, ": the reply carried more descriptors than asked for");
+    if (msg.msg_flags & MSG_CTRUNC)
+      MSCCLPP_THROW(RemoteError, what, ": the reply carried more descriptors than asked for");
     received += n;
   }
   if (reply.magic != FdServiceReply::kMagic) MSCCLPP_THROW(RemoteError, what, ": the reply is not from an fd service");

@@ -193,14 +193,16 @@ std::string toString(const SocketAddress& address) {
 
 SocketAddress parseSocketAddress(const std::string& text, std::string* ifname) {
   if (ifname) ifname->clear();
-  MSCCLPP_CHECK_USAGE(!text.empty(), "invalid socket address '': expected ip:port, [ipv6]:port, host:port or ifname:ip:port");
+  MSCCLPP_CHECK_USAGE(!text.empty(),
+                      "invalid socket address '': expected ip:port, [ipv6]:port, host:port or ifname:ip:port");
   if (text.front() == '[') {
     size_t close = text.find(']');
     MSCCLPP_CHECK_USAGE(close != std::string::npos, "invalid socket address '", text, "': missing ']'");
     MSCCLPP_CHECK_USAGE(close + 1 < text.size() && text[close + 1] == ':', "invalid socket address '", text,
                         "': expected ':port' after ']'");
     std::string host = text.substr(1, close - 1);
-    MSCCLPP_CHECK_USAGE(isIpv6Literal(host), "invalid socket address '", text, "': '", host, "' is not an IPv6 address");
+    MSCCLPP_CHECK_USAGE(isIpv6Literal(host), "invalid socket address '", text, "': '", host,
+                        "' is not an IPv6 address");
     return resolveHost(host, parsePort(text.substr(close + 2), text), text);
   }
   size_t lastColon = text.rfind(':');
@@ -220,8 +222,7 @@ SocketAddress parseSocketAddress(const std::string& text, std::string* ifname) {
     try {
       address = parseSocketAddress(rest, nullptr);
     } catch (const Error& e) {
-      MSCCLPP_THROW(InvalidUsage, "invalid socket address '", text, "': after interface '", name,
-                    "': ", e.what());
+      MSCCLPP_THROW(InvalidUsage, "invalid socket address '", text, "': after interface '", name, "': ", e.what());
     }
     if (ifname) *ifname = name;
     return address;
@@ -299,9 +300,8 @@ std::function<bool(const std::string&)> ifnameMatcher(const std::string& spec) {
   std::vector<std::string> names = splitList(rest);
   MSCCLPP_CHECK_USAGE(!names.empty(), "MSCCLPP_SOCKET_IFNAME='", spec, "' names no interface");
   return [names, exclude, exact](const std::string& name) {
-    bool listed = std::any_of(names.begin(), names.end(), [&](const std::string& n) {
-      return exact ? name == n : startsWith(name, n);
-    });
+    bool listed = std::any_of(names.begin(), names.end(),
+                              [&](const std::string& n) { return exact ? name == n : startsWith(name, n); });
     return listed != exclude;
   };
 }
@@ -361,7 +361,8 @@ NetInterface chooseNetInterface(const InterfaceRules& rules, const std::vector<N
       return decided(*itf, "subnet of MSCCLPP_COMM_ID=" + rules.commId);
     }
   }
-  if (auto itf = pick([](const NetInterface& i) { return !startsWith(i.name, "docker") && !startsWith(i.name, "lo"); })) {
+  if (auto itf =
+          pick([](const NetInterface& i) { return !startsWith(i.name, "docker") && !startsWith(i.name, "lo"); })) {
     return decided(*itf, "first interface other than docker* and lo");
   }
   if (auto itf = pick([](const NetInterface& i) { return startsWith(i.name, "docker"); })) {

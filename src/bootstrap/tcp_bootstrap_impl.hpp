@@ -173,7 +173,8 @@ class TcpBootstrap::Impl {
                                             const Deadline& deadline);
   std::shared_ptr<TcpSocket> waitIncoming(tcp_bootstrap::ConnKind kind, int peer, int tag, const Deadline& deadline);
   void track(const std::shared_ptr<TcpSocket>& socket);
-  std::shared_ptr<tcp_bootstrap::Channel> channel(std::map<std::pair<int, int>, std::shared_ptr<tcp_bootstrap::Channel>>& table, int peer, int tag);
+  std::shared_ptr<tcp_bootstrap::Channel> channel(
+      std::map<std::pair<int, int>, std::shared_ptr<tcp_bootstrap::Channel>>& table, int peer, int tag);
   std::string describePeer(int peer) const;
   Deadline opDeadline() const { return Deadline::fromTimeoutSec(timeoutSec_); }
 
@@ -209,8 +210,8 @@ class TcpBootstrap::Impl {
   void setSecret(uint64_t secret);
 
   int64_t timeoutSec_ = 30;
-  uint64_t magic_ = 0;                  // of the UniqueId: check-in connections to rank 0 carry it
-  std::atomic<uint64_t> secret_{0};     // of the job, from rank 0: every other connection carries it
+  uint64_t magic_ = 0;               // of the UniqueId: check-in connections to rank 0 carry it
+  std::atomic<uint64_t> secret_{0};  // of the job, from rank 0: every other connection carries it
   SocketAddress rootAddress_{};
   TcpListener listener_;
   std::vector<tcp_bootstrap::PeerInfo> peers_;

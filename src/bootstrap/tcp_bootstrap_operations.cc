@@ -19,8 +19,8 @@ using namespace tcp_bootstrap;
 void TcpBootstrap::Impl::send(const void* data, int size, int peer, int tag) {
   checkReady("send");
   checkPeer("send", peer);
-  MSCCLPP_CHECK_USAGE(size >= 0 && (data || size == 0), "TcpBootstrap::send on rank ", rank_, ": bad buffer (",
-                      data, ", ", size, " bytes)");
+  MSCCLPP_CHECK_USAGE(size >= 0 && (data || size == 0), "TcpBootstrap::send on rank ", rank_, ": bad buffer (", data,
+                      ", ", size, " bytes)");
   // Error context is built only when there is an error: formatting it costs as much as a message.
   auto doing = [&] { return concat("send to ", describePeer(peer), " tag ", tag); };
   if (abortedFlag_.load()) throwIfAborted(doing());
@@ -38,8 +38,8 @@ void TcpBootstrap::Impl::send(const void* data, int size, int peer, int tag) {
 void TcpBootstrap::Impl::recv(void* data, int size, int peer, int tag) {
   checkReady("recv");
   checkPeer("recv", peer);
-  MSCCLPP_CHECK_USAGE(size >= 0 && (data || size == 0), "TcpBootstrap::recv on rank ", rank_, ": bad buffer (",
-                      data, ", ", size, " bytes)");
+  MSCCLPP_CHECK_USAGE(size >= 0 && (data || size == 0), "TcpBootstrap::recv on rank ", rank_, ": bad buffer (", data,
+                      ", ", size, " bytes)");
   auto doing = [&] { return concat("recv from ", describePeer(peer), " tag ", tag); };
   if (abortedFlag_.load()) throwIfAborted(doing());
   const Deadline deadline = opDeadline();
@@ -52,8 +52,8 @@ void TcpBootstrap::Impl::recv(void* data, int size, int peer, int tag) {
   } catch (const std::exception& e) {
     fail(e, doing());
   }
-  MSCCLPP_CHECK_USAGE(tooLong == 0, "TcpBootstrap::recv on rank ", rank_, ": the message from rank ", peer, " tag ", tag,
-                      " is ", tooLong, " bytes, longer than the ", size, "-byte buffer (the message was dropped)");
+  MSCCLPP_CHECK_USAGE(tooLong == 0, "TcpBootstrap::recv on rank ", rank_, ": the message from rank ", peer, " tag ",
+                      tag, " is ", tooLong, " bytes, longer than the ", size, "-byte buffer (the message was dropped)");
 }
 
 void TcpBootstrap::Impl::allGather(void* all, int size) {
@@ -93,8 +93,8 @@ void TcpBootstrap::Impl::broadcast(void* data, int size, int root) {
       int tooLong = 0;
       int got = recvFrame(*ringPrev_, data, size, deadline, &tooLong);
       if (got != size) {
-        std::string message = concat("rank ", rank_, ": ", doing(), ": received ", got, " bytes where this rank expects ",
-                                     size, "; every rank must pass the same size");
+        std::string message = concat("rank ", rank_, ": ", doing(), ": received ", got,
+                                     " bytes where this rank expects ", size, "; every rank must pass the same size");
         abort(message);
         throw Error(message, ErrorCode::InvalidUsage);
       }
@@ -124,9 +124,8 @@ std::string TcpBootstrap::Impl::describePeer(int peer) const {
 std::shared_ptr<TcpSocket> TcpBootstrap::Impl::openConnection(int peer, const SocketAddress& to, ConnKind kind, int tag,
                                                               const Deadline& deadline) {
   throwIfAborted(concat("connecting to rank ", peer));
-  auto socket = std::make_shared<TcpSocket>(
-      TcpSocket::connect(to, deadline, concat("opening a ", kindName(static_cast<uint32_t>(kind)), " connection to rank ",
-                                              peer)));
+  auto socket = std::make_shared<TcpSocket>(TcpSocket::connect(
+      to, deadline, concat("opening a ", kindName(static_cast<uint32_t>(kind)), " connection to rank ", peer)));
   socket->setNoDelay();
   track(socket);
   // Every connection but the check-in carries the job's secret, which only ranks that checked in know.
@@ -135,13 +134,14 @@ std::shared_ptr<TcpSocket> TcpBootstrap::Impl::openConnection(int peer, const So
   return socket;
 }
 
-std::shared_ptr<TcpSocket> TcpBootstrap::Impl::waitIncoming(ConnKind kind, int peer, int tag, const Deadline& deadline) {
+std::shared_ptr<TcpSocket> TcpBootstrap::Impl::waitIncoming(ConnKind kind, int peer, int tag,
+                                                            const Deadline& deadline) {
   auto key = std::make_tuple(kind, peer, tag);
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     if (aborted_) {
-      MSCCLPP_THROW(Aborted, "rank ", rank_, ": waiting for ", describePeer(peer), " to connect: the bootstrap was aborted: ",
-                    abortReason_);
+      MSCCLPP_THROW(Aborted, "rank ", rank_, ": waiting for ", describePeer(peer),
+                    " to connect: the bootstrap was aborted: ", abortReason_);
     }
     auto it = incoming_.find(key);
     if (it != incoming_.end()) {
@@ -255,9 +255,9 @@ void TcpBootstrap::Impl::ringExchange(const char* sendData, char* recvData, int 
       inDone += n;
       progress |= n > 0;
       if (inDone == 4 && n > 0 && inHeader != size) {
-        std::string message = concat("rank ", rank_, ": ", op, ": ", describePeer(prev), " sent ", inHeader,
-                                     " bytes where this rank expects ", size,
-                                     "; every rank must pass the same size to a collective");
+        std::string message =
+            concat("rank ", rank_, ": ", op, ": ", describePeer(prev), " sent ", inHeader,
+                   " bytes where this rank expects ", size, "; every rank must pass the same size to a collective");
         abort(message);
         throw Error(message, ErrorCode::InvalidUsage);
       }

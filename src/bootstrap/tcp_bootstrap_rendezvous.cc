@@ -73,8 +73,8 @@ void TcpBootstrap::Impl::initialize(const UniqueId& id, const std::string& ifnam
   timeoutSec_ = timeoutSec == TcpBootstrap::DefaultTimeoutSec ? env()->bootstrapTimeoutSec : timeoutSec;
   const Deadline deadline = Deadline::fromTimeoutSec(timeoutSec_);
   decodeUniqueId(id, &magic_, &rootAddress_);
-  MSCCLPP_CHECK_USAGE(magic_ != 0 && socketAddressLength(rootAddress_) != 0, "TcpBootstrap::initialize on rank ",
-                      rank_, ": the UniqueId is empty (made by createUniqueId on one rank and passed to all?)");
+  MSCCLPP_CHECK_USAGE(magic_ != 0 && socketAddressLength(rootAddress_) != 0, "TcpBootstrap::initialize on rank ", rank_,
+                      ": the UniqueId is empty (made by createUniqueId on one rank and passed to all?)");
   id_ = id;
   departed_.assign(nRanks_, false);
 
@@ -169,7 +169,8 @@ SocketAddress TcpBootstrap::Impl::runRoot(TcpListener& rootListener, const Socke
   };
   // Rejects the group: the offenders learn why, every other rank that checked in learns that rank 0
   // gave up, and rank 0 throws.
-  auto rejectGroup = [&](ErrorCode code, const std::string& message, std::vector<std::shared_ptr<TcpSocket>> offenders) {
+  auto rejectGroup = [&](ErrorCode code, const std::string& message,
+                         std::vector<std::shared_ptr<TcpSocket>> offenders) {
     for (auto& j : joined) {
       if (!j || !j->socket) continue;
       bool offender = std::find(offenders.begin(), offenders.end(), j->socket) != offenders.end();
@@ -204,7 +205,8 @@ SocketAddress TcpBootstrap::Impl::runRoot(TcpListener& rootListener, const Socke
     if (bytes.size() == kHandshakeBytes) {
       Handshake h = decodeHandshake(bytes.data());
       if (h.kind != static_cast<uint32_t>(ConnKind::CheckIn)) {
-        return HandshakeAcceptor::Verdict::reject(concat("a ", kindName(h.kind), " connection sent to the root address"));
+        return HandshakeAcceptor::Verdict::reject(
+            concat("a ", kindName(h.kind), " connection sent to the root address"));
       }
       return HandshakeAcceptor::Verdict::needMore(kHandshakeBytes + kCheckInBytes);
     }
@@ -260,8 +262,8 @@ SocketAddress TcpBootstrap::Impl::runRoot(TcpListener& rootListener, const Socke
       std::string from = toString(socket->peer());
       if (theirN != nRanks_) {
         rejectGroup(ErrorCode::InvalidUsage,
-                    concat("rank 0: rank ", h.rank, " (", from, ") joined with nRanks ", theirN, ", but rank 0 has nRanks ",
-                           nRanks_, "; every rank must pass the same nRanks"),
+                    concat("rank 0: rank ", h.rank, " (", from, ") joined with nRanks ", theirN,
+                           ", but rank 0 has nRanks ", nRanks_, "; every rank must pass the same nRanks"),
                     {socket});
       }
       if (h.rank < 0 || h.rank >= nRanks_) {
@@ -330,8 +332,8 @@ SocketAddress TcpBootstrap::Impl::checkIn(const SocketAddress& ownListen, const 
     }
     uint32_t length = 0;
     socket.recvAll(&length, sizeof(length), deadline);
-    MSCCLPP_CHECK_USAGE(length <= kMaxReplyText, "rank ", rank_, ": rank 0 at ", root,
-                        " sent an oversized rejection (", length, " bytes)");
+    MSCCLPP_CHECK_USAGE(length <= kMaxReplyText, "rank ", rank_, ": rank 0 at ", root, " sent an oversized rejection (",
+                        length, " bytes)");
     std::string text(length, '\0');
     socket.recvAll(text.data(), length, deadline);
     if (status == static_cast<int32_t>(ReplyStatus::Rejected)) {

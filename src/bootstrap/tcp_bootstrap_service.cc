@@ -54,9 +54,10 @@ void TcpBootstrap::Impl::fail(const std::exception& e, const std::string& doing)
   // Messages built in this file already start with "rank N:"; socket-level ones get the context added.
   std::string message = text;
   if (text.rfind(concat("rank ", rank_, ":"), 0) != 0) {
-    message = error && error->getErrorCode() == ErrorCode::Timeout
-                  ? concat("rank ", rank_, ": timed out after ", secondsText(timeoutSec_), " in ", doing, " (", text, ")")
-                  : concat("rank ", rank_, ": ", doing, " failed: ", text);
+    message =
+        error && error->getErrorCode() == ErrorCode::Timeout
+            ? concat("rank ", rank_, ": timed out after ", secondsText(timeoutSec_), " in ", doing, " (", text, ")")
+            : concat("rank ", rank_, ": ", doing, " failed: ", text);
   }
   abort(message);
   if (error) throw Error(message, error->getErrorCode());
@@ -196,7 +197,7 @@ void TcpBootstrap::Impl::serviceLoop() {
   options.onDrop = dropReporter(concat("its listener ", toString(listener_.address())));
   HandshakeAcceptor acceptor(listener_.fd(), std::move(options));
   std::vector<std::pair<std::shared_ptr<TcpSocket>, Handshake>> held;  // handshakes before the secret
-  std::vector<std::pair<std::shared_ptr<TcpSocket>, int>> liveness;   // socket, peer rank
+  std::vector<std::pair<std::shared_ptr<TcpSocket>, int>> liveness;    // socket, peer rank
   while (!stopping_.load()) {
     bool aborted;
     {

@@ -39,8 +39,7 @@ MemoryChannel::MemoryChannel(std::shared_ptr<MemoryDevice2DeviceSemaphore> semap
   checkChannelMemories(dst_, src_);
 }
 
-MemoryChannel::MemoryChannel(const Semaphore& semaphore, RegisteredMemory dst, RegisteredMemory src,
-                             void* packetBuffer)
+MemoryChannel::MemoryChannel(const Semaphore& semaphore, RegisteredMemory dst, RegisteredMemory src, void* packetBuffer)
     : BaseMemoryChannel(semaphore), dst_(dst), src_(src), packetBuffer_(packetBuffer) {
   checkChannelMemories(dst_, src_);
 }

@@ -24,7 +24,8 @@ constexpr uint32_t kMaxMemories = 1u << TriggerBitsMemoryId;
 struct ProxyService::Impl {
   // Slots are written once, before their id is published with a release increment of the count, and
   // never move: the proxy thread reads them without a lock while others are being added.
-  std::vector<std::shared_ptr<Host2DeviceSemaphore>> semaphores = std::vector<std::shared_ptr<Host2DeviceSemaphore>>(kMaxSemaphores);
+  std::vector<std::shared_ptr<Host2DeviceSemaphore>> semaphores =
+      std::vector<std::shared_ptr<Host2DeviceSemaphore>>(kMaxSemaphores);
   std::vector<RegisteredMemory> memories = std::vector<RegisteredMemory>(kMaxMemories);
   std::atomic<uint32_t> numSemaphores{0};
   std::atomic<uint32_t> numMemories{0};
@@ -65,8 +66,10 @@ struct ProxyService::Impl {
 
   ProxyHandlerResult handleFromProxy(ProxyTrigger trigger) {
     const uint32_t semaphoreId = static_cast<uint32_t>(trigger.fields.semaphoreId);
-    MSCCLPP_CHECK_USAGE(semaphoreId < numSemaphores.load(std::memory_order_acquire), "ProxyService: a request names "
-                        "semaphore ", semaphoreId, " but only ", numSemaphores.load(), " exist");
+    MSCCLPP_CHECK_USAGE(semaphoreId < numSemaphores.load(std::memory_order_acquire),
+                        "ProxyService: a request names "
+                        "semaphore ",
+                        semaphoreId, " but only ", numSemaphores.load(), " exist");
     Host2DeviceSemaphore& semaphore = *semaphores[semaphoreId];
     Connection& connection = semaphore.connection();
     int& count = inFlight[ConnectionAccess::impl(connection).get()];

@@ -19,35 +19,33 @@
 #include "common/strings.hpp"
 
 /// Throws Error(ErrorCode::code) with the streamed message.
-#define MSCCLPP_THROW(code, ...) \
-  throw ::mscclpp::Error(::mscclpp::concat(__VA_ARGS__), ::mscclpp::ErrorCode::code)
+#define MSCCLPP_THROW(code, ...) throw ::mscclpp::Error(::mscclpp::concat(__VA_ARGS__), ::mscclpp::ErrorCode::code)
 
 /// Throws Error(InvalidUsage) with the message unless `cond` holds: for checks of caller input.
-#define MSCCLPP_CHECK_USAGE(cond, ...)      \
-  do {                                      \
-    if (!(cond)) {                          \
+#define MSCCLPP_CHECK_USAGE(cond, ...)          \
+  do {                                          \
+    if (!(cond)) {                              \
       MSCCLPP_THROW(InvalidUsage, __VA_ARGS__); \
-    }                                       \
+    }                                           \
   } while (0)
 
 /// Throws Error(InternalError) naming the condition and the place unless `cond` holds: for invariants
 /// of the library, which no caller input can break.
-#define MSCCLPP_ASSERT(cond, ...)                                                                    \
-  do {                                                                                               \
-    if (!(cond)) {                                                                                   \
-      MSCCLPP_THROW(InternalError, "internal check '" #cond "' failed at ", __FILE__, ":", __LINE__, \
-                    ": ", ::mscclpp::concat(__VA_ARGS__));                                            \
-    }                                                                                                \
+#define MSCCLPP_ASSERT(cond, ...)                                                                          \
+  do {                                                                                                     \
+    if (!(cond)) {                                                                                         \
+      MSCCLPP_THROW(InternalError, "internal check '" #cond "' failed at ", __FILE__, ":", __LINE__, ": ", \
+                    ::mscclpp::concat(__VA_ARGS__));                                                       \
+    }                                                                                                      \
   } while (0)
 
 /// For OS calls that return -1 and set errno: throws SysError naming the call text and the place.
-#define MSCCLPP_SYSCHECK(call)                                                                            \
-  do {                                                                                                    \
-    if ((call) == -1) {                                                                                   \
-      int savedErrno_ = errno;                                                                            \
-      throw ::mscclpp::SysError(::mscclpp::concat("'" #call "' failed at ", __FILE__, ":", __LINE__), \
-                                savedErrno_);                                                             \
-    }                                                                                                     \
+#define MSCCLPP_SYSCHECK(call)                                                                                      \
+  do {                                                                                                              \
+    if ((call) == -1) {                                                                                             \
+      int savedErrno_ = errno;                                                                                      \
+      throw ::mscclpp::SysError(::mscclpp::concat("'" #call "' failed at ", __FILE__, ":", __LINE__), savedErrno_); \
+    }                                                                                                               \
   } while (0)
 
 /// Cleanup form of MSCCLPP_SYSCHECK: logs a WARN under `subsys` with the decoded errno and continues.

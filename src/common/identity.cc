@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-
 #include <climits>
 #include <fstream>
 #include <mscclpp/env.hpp>

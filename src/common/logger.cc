@@ -201,8 +201,8 @@ void Logger::write(LogLevel level, LogSubsys subsys, const char* file, int line,
   std::string text = concat(stamp, ".", micros / 1000 + 1000, " ", hostPid_, ":", syscall(SYS_gettid));
   text.erase(text.find('.') + 1, 1);  // the +1000 above zero-pads milliseconds to three digits
   if (!tag_.empty()) text += " [" + tag_ + "]";
-  text += concat(" mscclpp ", logLevelName(level), " ", logSubsysName(subsys), " ", shortFileName(file), ":", line,
-                 " ", message);
+  text += concat(" mscclpp ", logLevelName(level), " ", logSubsysName(subsys), " ", shortFileName(file), ":", line, " ",
+                 message);
   if (sink_) {
     sink_(text);
     return;

@@ -37,7 +37,7 @@ enum class LogSubsys : unsigned {
 #define MSCCLPP_LOG_SUBSYS_BIT(name) name,
   MSCCLPP_FOR_EACH_LOG_SUBSYS(MSCCLPP_LOG_SUBSYS_BIT)
 #undef MSCCLPP_LOG_SUBSYS_BIT
-  Count
+      Count
 };
 
 using LogSubsysMask = unsigned;
@@ -107,13 +107,12 @@ Logger& logger();
 
 }  // namespace mscclpp
 
-#define MSCCLPP_LOG(level, subsys, ...)                                                                \
-  do {                                                                                                 \
-    ::mscclpp::Logger& mscclppLogger_ = ::mscclpp::logger();                                           \
-    if (mscclppLogger_.enabled(level, ::mscclpp::LogSubsys::subsys)) {                                 \
-      mscclppLogger_.write(level, ::mscclpp::LogSubsys::subsys, __FILE__, __LINE__,                    \
-                           ::mscclpp::concat(__VA_ARGS__));                                            \
-    }                                                                                                  \
+#define MSCCLPP_LOG(level, subsys, ...)                                                                              \
+  do {                                                                                                               \
+    ::mscclpp::Logger& mscclppLogger_ = ::mscclpp::logger();                                                         \
+    if (mscclppLogger_.enabled(level, ::mscclpp::LogSubsys::subsys)) {                                               \
+      mscclppLogger_.write(level, ::mscclpp::LogSubsys::subsys, __FILE__, __LINE__, ::mscclpp::concat(__VA_ARGS__)); \
+    }                                                                                                                \
   } while (0)
 
 #define LOG_DEBUG(subsys, ...) MSCCLPP_LOG(::mscclpp::LogLevel::Debug, subsys, __VA_ARGS__)

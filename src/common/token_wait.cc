@@ -30,8 +30,7 @@ void sleepWhileTokenIs(const uint64_t* token, uint64_t observed, std::chrono::mi
   if (__atomic_load_n(token, __ATOMIC_SEQ_CST) == observed) {
     timespec ts{static_cast<time_t>(timeout.count() / 1000000), static_cast<long>(timeout.count() % 1000000) * 1000};
     // FUTEX_WAIT returns at once if the word no longer holds the observed value.
-    syscall(SYS_futex, futexWord(token), FUTEX_WAIT_PRIVATE, static_cast<int>(observed & 0xffffffffu), &ts, nullptr,
-            0);
+    syscall(SYS_futex, futexWord(token), FUTEX_WAIT_PRIVATE, static_cast<int>(observed & 0xffffffffu), &ts, nullptr, 0);
   }
   sleepers.fetch_sub(1, std::memory_order_seq_cst);
 }

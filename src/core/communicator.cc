@@ -115,7 +115,6 @@ struct Communicator::Impl {
     exchange->lastReceive[{peer, tag}] = std::async(std::launch::deferred, [result] { result.wait(); }).share();
     return result;
   }
-
 };
 
 Communicator::Communicator(std::shared_ptr<Bootstrap> bootstrap, std::shared_ptr<Context> context)
@@ -138,8 +137,8 @@ RegisteredMemory Communicator::registerMemory(void* ptr, size_t size, TransportF
 }
 
 void Communicator::sendMemory(RegisteredMemory memory, int remoteRank, int tag) {
-  MSCCLPP_CHECK_USAGE(remoteRank >= 0 && remoteRank < pimpl_->bootstrap->getNranks(), "sendMemory: rank ",
-                      remoteRank, " is out of range");
+  MSCCLPP_CHECK_USAGE(remoteRank >= 0 && remoteRank < pimpl_->bootstrap->getNranks(), "sendMemory: rank ", remoteRank,
+                      " is out of range");
   pimpl_->exchange->send(memory.serialize(), remoteRank, tag);
 }
 
@@ -152,14 +151,14 @@ std::shared_future<Connection> Communicator::connect(const Endpoint& localEndpoi
   MSCCLPP_CHECK_USAGE(remoteRank >= 0 && remoteRank < pimpl_->bootstrap->getNranks(), "connect: rank ", remoteRank,
                       " is out of range");
   pimpl_->exchange->send(localEndpoint.serialize(), remoteRank, tag);
-  return pimpl_->receiveThen<Connection>(
-      remoteRank, tag,
-      [context = pimpl_->context, origins = pimpl_->origins, localEndpoint, remoteRank, tag](
-          const std::vector<char>& bytes) {
-        Connection connection = context->connect(localEndpoint, Endpoint::deserialize(bytes));
-        origins->record(connection, remoteRank, tag);
-        return connection;
-      });
+  return pimpl_->receiveThen<Connection>(remoteRank, tag,
+                                         [context = pimpl_->context, origins = pimpl_->origins, localEndpoint,
+                                          remoteRank, tag](const std::vector<char>& bytes) {
+                                           Connection connection =
+                                               context->connect(localEndpoint, Endpoint::deserialize(bytes));
+                                           origins->record(connection, remoteRank, tag);
+                                           return connection;
+                                         });
 }
 
 std::shared_future<Connection> Communicator::connect(const EndpointConfig& localConfig, int remoteRank, int tag) {

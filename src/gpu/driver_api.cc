@@ -17,17 +17,17 @@ DriverApi loadDriverApi() {
   const unsigned int version = CUDA_VERSION;
   std::string missing;
   cudaError_t firstError = cudaSuccess;
-#define MSCCLPP_DRIVER_LOAD(name, hipName)                                                                      \
-  {                                                                                                        \
-    void* fn = nullptr;                                                                                    \
-    cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;                           \
-    cudaError_t err = cudaGetDriverEntryPointByVersion(#name, &fn, version, cudaEnableDefault, &status);   \
-    if (err == cudaSuccess && status == cudaDriverEntryPointSuccess && fn != nullptr) {                    \
-      api.name = reinterpret_cast<decltype(api.name)>(fn);                                                 \
-    } else {                                                                                               \
-      if (firstError == cudaSuccess) firstError = err;                                                     \
-      missing += (missing.empty() ? "" : ",") + std::string(#name);                                        \
-    }                                                                                                      \
+#define MSCCLPP_DRIVER_LOAD(name, hipName)                                                               \
+  {                                                                                                      \
+    void* fn = nullptr;                                                                                  \
+    cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;                         \
+    cudaError_t err = cudaGetDriverEntryPointByVersion(#name, &fn, version, cudaEnableDefault, &status); \
+    if (err == cudaSuccess && status == cudaDriverEntryPointSuccess && fn != nullptr) {                  \
+      api.name = reinterpret_cast<decltype(api.name)>(fn);                                               \
+    } else {                                                                                             \
+      if (firstError == cudaSuccess) firstError = err;                                                   \
+      missing += (missing.empty() ? "" : ",") + std::string(#name);                                      \
+    }                                                                                                    \
   }
   MSCCLPP_FOR_EACH_DRIVER_SYMBOL(MSCCLPP_DRIVER_LOAD)
   MSCCLPP_DRIVER_LOAD(cuGetErrorName, none)
@@ -38,8 +38,8 @@ DriverApi loadDriverApi() {
   cudaGetLastError();
   if (!missing.empty()) {
     api.unavailableReason =
-        concat("CUDA driver entry points unavailable (", missing, "): ",
-               firstError == cudaSuccess ? "symbol not found in this driver" : cudaGetErrorString(firstError));
+        concat("CUDA driver entry points unavailable (", missing,
+               "): ", firstError == cudaSuccess ? "symbol not found in this driver" : cudaGetErrorString(firstError));
   }
   return api;
 }

@@ -19,25 +19,25 @@
 // Each entry names the CUDA driver symbol and the HIP function that does the same. On CUDA the table
 // is resolved at run time; on HIP, whose runtime library the application links anyway, the wrappers
 // call the HIP functions directly.
-#define MSCCLPP_FOR_EACH_DRIVER_SYMBOL(X)                                          \
-  X(cuDeviceGet, hipDeviceGet)                                                     \
-  X(cuDeviceGetAttribute, hipDeviceGetAttribute)                                   \
-  X(cuCtxGetCurrent, hipCtxGetCurrent)                                             \
-  X(cuCtxGetDevice, hipCtxGetDevice)                                               \
-  X(cuPointerGetAttribute, hipPointerGetAttribute)                                 \
-  X(cuMemGetAddressRange, hipMemGetAddressRange)                                   \
-  X(cuMemGetAllocationGranularity, hipMemGetAllocationGranularity)                 \
-  X(cuMemCreate, hipMemCreate)                                                     \
-  X(cuMemRelease, hipMemRelease)                                                   \
-  X(cuMemAddressReserve, hipMemAddressReserve)                                     \
-  X(cuMemAddressFree, hipMemAddressFree)                                           \
-  X(cuMemMap, hipMemMap)                                                           \
-  X(cuMemUnmap, hipMemUnmap)                                                       \
-  X(cuMemSetAccess, hipMemSetAccess)                                               \
-  X(cuMemRetainAllocationHandle, hipMemRetainAllocationHandle)                     \
+#define MSCCLPP_FOR_EACH_DRIVER_SYMBOL(X)                                            \
+  X(cuDeviceGet, hipDeviceGet)                                                       \
+  X(cuDeviceGetAttribute, hipDeviceGetAttribute)                                     \
+  X(cuCtxGetCurrent, hipCtxGetCurrent)                                               \
+  X(cuCtxGetDevice, hipCtxGetDevice)                                                 \
+  X(cuPointerGetAttribute, hipPointerGetAttribute)                                   \
+  X(cuMemGetAddressRange, hipMemGetAddressRange)                                     \
+  X(cuMemGetAllocationGranularity, hipMemGetAllocationGranularity)                   \
+  X(cuMemCreate, hipMemCreate)                                                       \
+  X(cuMemRelease, hipMemRelease)                                                     \
+  X(cuMemAddressReserve, hipMemAddressReserve)                                       \
+  X(cuMemAddressFree, hipMemAddressFree)                                             \
+  X(cuMemMap, hipMemMap)                                                             \
+  X(cuMemUnmap, hipMemUnmap)                                                         \
+  X(cuMemSetAccess, hipMemSetAccess)                                                 \
+  X(cuMemRetainAllocationHandle, hipMemRetainAllocationHandle)                       \
   X(cuMemGetAllocationPropertiesFromHandle, hipMemGetAllocationPropertiesFromHandle) \
-  X(cuMemExportToShareableHandle, hipMemExportToShareableHandle)                   \
-  X(cuMemImportFromShareableHandle, hipMemImportFromShareableHandle)               \
+  X(cuMemExportToShareableHandle, hipMemExportToShareableHandle)                     \
+  X(cuMemImportFromShareableHandle, hipMemImportFromShareableHandle)                 \
   X(cuStreamWriteValue64, hipStreamWriteValue64)
 
 namespace mscclpp {
@@ -90,12 +90,12 @@ struct DriverApi {
 const DriverApi& driverApi();
 
 namespace cu {
-#define MSCCLPP_DRIVER_WRAPPER(name, hipName)                  \
-  template <typename... Args>                                  \
-  CUresult name(Args&&... args) {                              \
-    auto fn = ::mscclpp::driverApi().name;                     \
-    if (fn == nullptr) return CUDA_ERROR_NOT_FOUND;            \
-    return fn(std::forward<Args>(args)...);                    \
+#define MSCCLPP_DRIVER_WRAPPER(name, hipName)       \
+  template <typename... Args>                       \
+  CUresult name(Args&&... args) {                   \
+    auto fn = ::mscclpp::driverApi().name;          \
+    if (fn == nullptr) return CUDA_ERROR_NOT_FOUND; \
+    return fn(std::forward<Args>(args)...);         \
   }
 MSCCLPP_FOR_EACH_DRIVER_SYMBOL(MSCCLPP_DRIVER_WRAPPER)
 MSCCLPP_DRIVER_WRAPPER(cuMemGetHandleForAddressRange, none)
@@ -119,10 +119,10 @@ constexpr int CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 1;
 using CUstream = hipStream_t;
 
 namespace cu {
-#define MSCCLPP_DRIVER_WRAPPER(name, hipName)       \
-  template <typename... Args>                       \
-  CUresult name(Args&&... args) {                   \
-    return ::hipName(std::forward<Args>(args)...);  \
+#define MSCCLPP_DRIVER_WRAPPER(name, hipName)      \
+  template <typename... Args>                      \
+  CUresult name(Args&&... args) {                  \
+    return ::hipName(std::forward<Args>(args)...); \
   }
 MSCCLPP_FOR_EACH_DRIVER_SYMBOL(MSCCLPP_DRIVER_WRAPPER)
 #undef MSCCLPP_DRIVER_WRAPPER

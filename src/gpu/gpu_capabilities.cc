@@ -142,8 +142,9 @@ bool fabricHandlesUsable(int deviceId) {
   if (usable) {
     LOG_INFO(GPU, "GPU ", deviceId, ": fabric handles usable");
   } else {
-    LOG_INFO(GPU, "GPU ", deviceId, ": fabric handles advertised but an allocation with them failed: ",
-             cuResultName(res), "; fabric export disabled (an IMEX channel under /dev/nvidia-caps-imex-channels is "
+    LOG_INFO(GPU, "GPU ", deviceId,
+             ": fabric handles advertised but an allocation with them failed: ", cuResultName(res),
+             "; fabric export disabled (an IMEX channel under /dev/nvidia-caps-imex-channels is "
              "needed)");
   }
   cache[deviceId] = usable;

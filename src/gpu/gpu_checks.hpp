@@ -12,22 +12,22 @@
 #include "common/logger.hpp"
 #include "gpu/driver_api.hpp"
 
-#define MSCCLPP_CUDA_IGNORE(cmd)                                                                      \
-  do {                                                                                                \
-    cudaError_t mscclppCudaErr_ = cmd;                                                                \
-    if (mscclppCudaErr_ != cudaSuccess) {                                                             \
-      cudaGetLastError();                                                                             \
-      LOG_WARN(GPU, "'" #cmd "' failed during cleanup: ", cudaGetErrorName(mscclppCudaErr_), " (",   \
-               cudaGetErrorString(mscclppCudaErr_), ")");                                             \
-    }                                                                                                 \
+#define MSCCLPP_CUDA_IGNORE(cmd)                                                                   \
+  do {                                                                                             \
+    cudaError_t mscclppCudaErr_ = cmd;                                                             \
+    if (mscclppCudaErr_ != cudaSuccess) {                                                          \
+      cudaGetLastError();                                                                          \
+      LOG_WARN(GPU, "'" #cmd "' failed during cleanup: ", cudaGetErrorName(mscclppCudaErr_), " (", \
+               cudaGetErrorString(mscclppCudaErr_), ")");                                          \
+    }                                                                                              \
   } while (0)
 
-#define MSCCLPP_CU_IGNORE(cmd)                                                                                    \
-  do {                                                                                                            \
-    CUresult mscclppCuErr_ = cmd;                                                                                 \
-    if (mscclppCuErr_ != CUDA_SUCCESS) {                                                                          \
-      LOG_WARN(GPU, "'" #cmd "' failed during cleanup: ", ::mscclpp::cuResultName(mscclppCuErr_));              \
-    }                                                                                                             \
+#define MSCCLPP_CU_IGNORE(cmd)                                                                     \
+  do {                                                                                             \
+    CUresult mscclppCuErr_ = cmd;                                                                  \
+    if (mscclppCuErr_ != CUDA_SUCCESS) {                                                           \
+      LOG_WARN(GPU, "'" #cmd "' failed during cleanup: ", ::mscclpp::cuResultName(mscclppCuErr_)); \
+    }                                                                                              \
   } while (0)
 
 #endif  // MSCCLPP_GPU_GPU_CHECKS_HPP_

@@ -98,7 +98,6 @@ std::string fixHint(GpuIpcMemHandle::Type type) {
   return "";
 }
 
-
 }  // namespace
 
 int GpuIpcMemHandle::typeIndex(Type type) {
@@ -341,9 +340,9 @@ void exportCuMem(GpuIpcExport::Allocation& a, const CUmemAllocationProp& prop, G
 }
 
 std::shared_ptr<GpuIpcExport::Allocation> exportAllocation(uintptr_t base, size_t baseSize, int deviceId,
-                                                            uint8_t permitted, UniqueAllocHandle retained,
-                                                            const cudaIpcMemHandle_t* runtimeHandle,
-                                                            cudaError_t runtimeError) {
+                                                           uint8_t permitted, UniqueAllocHandle retained,
+                                                           const cudaIpcMemHandle_t* runtimeHandle,
+                                                           cudaError_t runtimeError) {
   auto a = std::make_shared<GpuIpcExport::Allocation>();
   a->base = base;
   a->permitted = permitted;
@@ -477,9 +476,9 @@ std::shared_ptr<GpuIpcExport> GpuIpcExport::create(void* ptr, size_t size, uint8
         for (GpuIpcMemHandle::Type type : kSingleTypes) {
           anyTried |= allocation->handle.notOffered[GpuIpcMemHandle::typeIndex(type)] == GpuIpcMemHandle::ExportFailed;
         }
-        failure = concat("GpuIpcExport: no way to share ", formatBytes(baseSize), " at ", reinterpret_cast<void*>(base),
-                         " on GPU ", deviceId, " (permitted types: ", typeFlagsToString(permitted), "):\n",
-                         allocation->log);
+        failure =
+            concat("GpuIpcExport: no way to share ", formatBytes(baseSize), " at ", reinterpret_cast<void*>(base),
+                   " on GPU ", deviceId, " (permitted types: ", typeFlagsToString(permitted), "):\n", allocation->log);
         discarded = std::move(allocation);
       } else {
         registry.live[key] = allocation;
@@ -649,9 +648,9 @@ std::unique_ptr<ImportedAllocation> importOne(const GpuIpcMemHandle& h, GpuIpcMe
 }
 
 std::unique_ptr<ImportedAllocation> importWithFallback(const GpuIpcMemHandle& h, uint8_t permitted) {
-  const std::string exporter = concat(formatBytes(h.baseSize), " on GPU ", h.deviceId, " of pid ", h.pid,
-                                      h.hostHash == getHostHash() ? "" : " on another host", " (allocation id ",
-                                      h.allocationId, ")");
+  const std::string exporter =
+      concat(formatBytes(h.baseSize), " on GPU ", h.deviceId, " of pid ", h.pid,
+             h.hostHash == getHostHash() ? "" : " on another host", " (allocation id ", h.allocationId, ")");
   std::string log;
   std::string hints;
   bool attempted = false;
@@ -685,10 +684,9 @@ std::unique_ptr<ImportedAllocation> importWithFallback(const GpuIpcMemHandle& h,
   }
   std::string indented;
   for (const std::string& line : splitList(log, '\n')) indented += "  " + line + "\n";
-  const std::string message =
-      concat("GpuIpcMem: cannot map ", exporter, "; offered: ", typeFlagsToString(h.typeFlags),
-             ", permitted here: ", typeFlagsToString(permitted), ". Attempts:\n", indented,
-             hints.empty() ? std::string() : "Hints:\n" + hints);
+  const std::string message = concat("GpuIpcMem: cannot map ", exporter, "; offered: ", typeFlagsToString(h.typeFlags),
+                                     ", permitted here: ", typeFlagsToString(permitted), ". Attempts:\n", indented,
+                                     hints.empty() ? std::string() : "Hints:\n" + hints);
   if (attempted) MSCCLPP_THROW(Aborted, message);
   MSCCLPP_THROW(InvalidUsage, message);
 }

@@ -46,19 +46,19 @@ struct GpuIpcMemHandle {
   /// Index of a single type in the per-type arrays below: RuntimeIpc 0, PosixFd 1, Fabric 2.
   static int typeIndex(Type type);
 
-  uint8_t typeFlags;               // the types this export offers
-  uint8_t version;                 // kVersion
-  uint8_t notOffered[3];           // per type: NotOffered
-  uint8_t reserved[3];             // zero
-  int32_t exportError[3];          // per type: the CUresult / cudaError_t of a failed export, else 0
-  int32_t deviceId;                // the exporter's device ordinal (for messages)
-  int32_t pid;                     // the exporter's pid in its namespace (for messages)
-  uint32_t reservedWord;           // zero
-  uint64_t baseSize;               // size of the whole allocation
-  uint64_t offsetFromBase;         // where the registered pointer lies in it
-  uint64_t hostHash;               // the exporter's host, process and allocation identity: the import
-  uint64_t processHash;            //   cache's key (an allocation id is never reused within a process,
-  uint64_t allocationId;           //   so a stale handle never matches a newer allocation)
+  uint8_t typeFlags;        // the types this export offers
+  uint8_t version;          // kVersion
+  uint8_t notOffered[3];    // per type: NotOffered
+  uint8_t reserved[3];      // zero
+  int32_t exportError[3];   // per type: the CUresult / cudaError_t of a failed export, else 0
+  int32_t deviceId;         // the exporter's device ordinal (for messages)
+  int32_t pid;              // the exporter's pid in its namespace (for messages)
+  uint32_t reservedWord;    // zero
+  uint64_t baseSize;        // size of the whole allocation
+  uint64_t offsetFromBase;  // where the registered pointer lies in it
+  uint64_t hostHash;        // the exporter's host, process and allocation identity: the import
+  uint64_t processHash;     //   cache's key (an allocation id is never reused within a process,
+  uint64_t allocationId;    //   so a stale handle never matches a newer allocation)
   struct {
     cudaIpcMemHandle_t handle;
   } runtimeIpc;

@@ -7,8 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <mscclpp/core.hpp>
+#include <mutex>
 
 namespace mscclpp {
 
@@ -31,7 +31,9 @@ class LocalMemoryRegistry {
    public:
     Registration() = default;
     Registration(LocalMemoryRegistry* registry, uint64_t id) : registry_(registry), id_(id) {}
-    Registration(Registration&& other) noexcept : registry_(other.registry_), id_(other.id_) { other.registry_ = nullptr; }
+    Registration(Registration&& other) noexcept : registry_(other.registry_), id_(other.id_) {
+      other.registry_ = nullptr;
+    }
     Registration& operator=(Registration&& other) noexcept;
     Registration(const Registration&) = delete;
     Registration& operator=(const Registration&) = delete;

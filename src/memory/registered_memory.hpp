@@ -5,8 +5,8 @@
 #define MSCCLPP_MEMORY_REGISTERED_MEMORY_HPP_
 
 #include <memory>
-#include <vector>
 #include <mscclpp/core.hpp>
+#include <vector>
 
 #include "common/identity.hpp"
 #include "common/serialization.hpp"

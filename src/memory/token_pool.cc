@@ -219,8 +219,8 @@ void TokenPool::addChunkLocked() {
   if (requestedTokensPerChunk_ > 0) tokens = std::min(tokens, requestedTokensPerChunk_);
   if (!bitmap_) bitmap_ = std::make_unique<SlotBitmap>(tokens);
   // Every chunk takes as many tokens as the first: later chunks are the same size (same properties).
-  MSCCLPP_ASSERT(chunk->bytes / sizeof(uint64_t) >= bitmap_->slotsPerChunk(), "a token pool chunk of ",
-                 chunk->bytes, " bytes is smaller than the first");
+  MSCCLPP_ASSERT(chunk->bytes / sizeof(uint64_t) >= bitmap_->slotsPerChunk(), "a token pool chunk of ", chunk->bytes,
+                 " bytes is smaller than the first");
   chunks_.push_back(std::move(chunk));
   bitmap_->addChunk();
   const Chunk& added = *chunks_.back();

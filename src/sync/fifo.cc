@@ -27,8 +27,8 @@ Fifo::Fifo(int size) : pimpl_(std::make_unique<Impl>()) {
   pimpl_->tail = detail::gpuCallocHostUnique<uint64_t>(1, cudaHostAllocMapped);
   pimpl_->head = detail::gpuCallocUnique<uint64_t>(1);
   pimpl_->tailCache = detail::gpuCallocUnique<uint64_t>(1);
-  MSCCLPP_CUDATHROW(cudaHostGetDevicePointer(reinterpret_cast<void**>(&pimpl_->triggersOnDevice),
-                                             pimpl_->triggers.get(), 0));
+  MSCCLPP_CUDATHROW(
+      cudaHostGetDevicePointer(reinterpret_cast<void**>(&pimpl_->triggersOnDevice), pimpl_->triggers.get(), 0));
   MSCCLPP_CUDATHROW(cudaHostGetDevicePointer(reinterpret_cast<void**>(&pimpl_->tailOnDevice), pimpl_->tail.get(), 0));
 }
 

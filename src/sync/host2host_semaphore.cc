@@ -45,10 +45,9 @@ Host2HostSemaphore::Host2HostSemaphore(const Semaphore& semaphore)
       outboundToken_(std::make_unique<uint64_t>(0)) {}
 
 Host2HostSemaphore::Host2HostSemaphore(Communicator& communicator, const Connection& connection)
-    : Host2HostSemaphore(communicator
-                             .buildSemaphore(connection, communicator.remoteRankOf(connection),
-                                             communicator.tagOf(connection))
-                             .get()) {}
+    : Host2HostSemaphore(
+          communicator.buildSemaphore(connection, communicator.remoteRankOf(connection), communicator.tagOf(connection))
+              .get()) {}
 
 Connection& Host2HostSemaphore::connection() { return semaphore_.connection(); }
 
@@ -71,8 +70,8 @@ void Host2HostSemaphore::wait(int64_t maxSpinCount) {
   const BaseConnection& connection = *ConnectionAccess::impl(semaphore_.connection());
   const auto start = Clock::now();
   const bool limited = maxSpinCount >= 0;
-  const auto limit = std::chrono::duration_cast<Clock::duration>(
-      kTimePerCheck * static_cast<double>(limited ? maxSpinCount : 0));
+  const auto limit =
+      std::chrono::duration_cast<Clock::duration>(kTimePerCheck * static_cast<double>(limited ? maxSpinCount : 0));
   int64_t spins = 0;
   bool sleeping = false;
   for (uint64_t value; (value = loadAcquire(token)) < expected;) {
@@ -87,8 +86,10 @@ void Host2HostSemaphore::wait(int64_t maxSpinCount) {
       } catch (const std::exception& e) {
         why = e.what();
       }
-      MSCCLPP_THROW(Aborted, "Host2HostSemaphore::wait: the connection failed while waiting for a signal (expected "
-                    "count ", expected, ", have ", value, "): ", why);
+      MSCCLPP_THROW(Aborted,
+                    "Host2HostSemaphore::wait: the connection failed while waiting for a signal (expected "
+                    "count ",
+                    expected, ", have ", value, "): ", why);
     }
     if (limited && now - start >= limit) {
       MSCCLPP_THROW(Timeout, "Host2HostSemaphore::wait: no signal after ", maxSpinCount, " checks (",

@@ -103,8 +103,7 @@ struct Proxy::Impl {
   }
 };
 
-Proxy::Proxy(ProxyHandler handler, std::function<void()> threadInit, int fifoSize)
-    : pimpl_(std::make_unique<Impl>()) {
+Proxy::Proxy(ProxyHandler handler, std::function<void()> threadInit, int fifoSize) : pimpl_(std::make_unique<Impl>()) {
   MSCCLPP_CHECK_USAGE(handler, "Proxy: empty handler");
   pimpl_->handler = std::move(handler);
   pimpl_->threadInit = threadInit ? std::move(threadInit) : [] {};

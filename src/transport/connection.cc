@@ -19,7 +19,8 @@ BaseConnection::BaseConnection(std::shared_ptr<Context> context, const Endpoint&
       maxWriteQueueSize_(localEndpoint.maxWriteQueueSize()) {}
 
 std::string BaseConnection::describe() const {
-  return concat(transport(), " connection to ", remoteTransport(), " endpoint of process ", std::hex, remoteEndpoint_.pidHash());
+  return concat(transport(), " connection to ", remoteTransport(), " endpoint of process ", std::hex,
+                remoteEndpoint_.pidHash());
 }
 
 void BaseConnection::write(const RegisteredMemory& dst, uint64_t dstOffset, const RegisteredMemory& src,
@@ -27,8 +28,10 @@ void BaseConnection::write(const RegisteredMemory& dst, uint64_t dstOffset, cons
   throwIfLatched();
   checkRange(dst, dstOffset, size, "Connection::write destination");
   checkRange(src, srcOffset, size, "Connection::write source");
-  MSCCLPP_CHECK_USAGE(dst.transports().has(remoteTransport()), "Connection::write: the destination is not registered "
-                      "for ", remoteTransport(), " (it has ", dst.transports().count(), " other transport(s))");
+  MSCCLPP_CHECK_USAGE(dst.transports().has(remoteTransport()),
+                      "Connection::write: the destination is not registered "
+                      "for ",
+                      remoteTransport(), " (it has ", dst.transports().count(), " other transport(s))");
   MSCCLPP_CHECK_USAGE(src.transports().has(transport()), "Connection::write: the source is not registered for ",
                       transport());
   MSCCLPP_CHECK_USAGE(RegisteredMemoryAccess::impl(src)->isLocalProcess(),
@@ -37,12 +40,13 @@ void BaseConnection::write(const RegisteredMemory& dst, uint64_t dstOffset, cons
   writeFromUser(dst, dstOffset, src, srcOffset, size);
 }
 
-void BaseConnection::updateAndSync(const RegisteredMemory& dst, uint64_t dstOffset, uint64_t* src,
-                                   uint64_t newValue) {
+void BaseConnection::updateAndSync(const RegisteredMemory& dst, uint64_t dstOffset, uint64_t* src, uint64_t newValue) {
   throwIfLatched();
   checkRange(dst, dstOffset, sizeof(uint64_t), "Connection::updateAndSync destination");
-  MSCCLPP_CHECK_USAGE(dst.transports().has(remoteTransport()), "Connection::updateAndSync: the destination is not "
-                      "registered for ", remoteTransport());
+  MSCCLPP_CHECK_USAGE(dst.transports().has(remoteTransport()),
+                      "Connection::updateAndSync: the destination is not "
+                      "registered for ",
+                      remoteTransport());
   MSCCLPP_CHECK_USAGE(src != nullptr, "Connection::updateAndSync: null source");
   MSCCLPP_CHECK_USAGE(dstOffset % sizeof(uint64_t) == 0, "Connection::updateAndSync: offset ", dstOffset,
                       " is not 8-byte aligned");

@@ -83,7 +83,8 @@ Connection Context::connect(const Endpoint& localEndpoint, const Endpoint& remot
   const auto& local = EndpointAccess::impl(localEndpoint);
   const auto& remote = EndpointAccess::impl(remoteEndpoint);
   MSCCLPP_CHECK_USAGE(local && remote, "connect: empty Endpoint");
-  MSCCLPP_CHECK_USAGE(local->context.lock().get() == this, "connect: the local endpoint was not created by this Context");
+  MSCCLPP_CHECK_USAGE(local->context.lock().get() == this,
+                      "connect: the local endpoint was not created by this Context");
   MSCCLPP_CHECK_USAGE(local->config.device.type != DeviceType::GPU || local->config.device.id >= 0,
                       "connect: local GPU endpoint has no device id");
   MSCCLPP_CHECK_USAGE(remote->config.device.type != DeviceType::GPU || remote->config.device.id >= 0,

@@ -46,7 +46,8 @@ RegisteredMemory RegisteredMemory::deserialize(const std::vector<char>& data) {
     if (!LocalMemoryRegistry::instance().covers(reinterpret_cast<uintptr_t>(impl->originalDataPtr), impl->size,
                                                 impl->deviceId, impl->transports)) {
       MSCCLPP_THROW(InvalidUsage, "RegisteredMemory::deserialize: the bytes name ", impl->size, " bytes at ",
-                    impl->originalDataPtr, " of this process (", impl->deviceId < 0 ? "host" : "GPU", " memory), "
+                    impl->originalDataPtr, " of this process (", impl->deviceId < 0 ? "host" : "GPU",
+                    " memory), "
                     "which no live registration of this process covers with those transports; refused");
     }
     impl->data = impl->originalDataPtr;

@@ -173,9 +173,10 @@ std::vector<Table> run(BenchContext& ctx) {
   if (rawFd >= 0) ::close(rawFd);
   table.notes.push_back("median per call over repeated calls, the largest median of all ranks");
   table.notes.push_back("raw_rtt_us: plain-socket ping-pong round trip of the same size between ranks 0 and 1");
-  table.notes.push_back("raw_equiv_us: the raw sockets' time for the same dependent steps: (n-1) one-way trips for "
-                        "a ring collective (a lower bound: in a ring step every rank sends and receives at once), "
-                        "one round trip for the ping-pong");
+  table.notes.push_back(
+      "raw_equiv_us: the raw sockets' time for the same dependent steps: (n-1) one-way trips for "
+      "a ring collective (a lower bound: in a ring step every rank sends and receives at once), "
+      "one round trip for the ping-pong");
   return {table};
 }
 

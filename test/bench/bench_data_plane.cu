@@ -473,17 +473,17 @@ std::vector<Table> fifoBench(BenchContext& ctx) {
     check(done, "rawHostRoundTripKernel");
     const double rawTripUs = rawTrips.medianUs(pair.stream(), perBatch);
 
-    Table table{
-        "proxy FIFO on rank 0 (512 entries, handler does nothing)",
-        {"measure", "us", "reference", "ref_us", "ratio"},
-        {{"push, per trigger", fmt(pushUs, 3), "raw 16B relaxed stores to mapped host", fmt(storeUs, 3), fmt(pushUs / storeUs)},
-         {"push, per trigger", fmt(pushUs, 3), "fetch_add + 16B store-release (sys)", fmt(contractUs, 3),
-          fmt(pushUs / contractUs)},
-         {"push + sync round trip", fmt(tripUs, 3), "raw GPU-host-GPU flag", fmt(rawTripUs, 3),
-          fmt(tripUs / rawTripUs)}},
-        {"push: " + std::to_string(kFifoTriggers) + " triggers from one thread until the last is popped, " +
-             "median of " + std::to_string(reps) + " runs",
-         "round trip: median of " + std::to_string(batches) + " batches of " + std::to_string(perBatch)}};
+    Table table{"proxy FIFO on rank 0 (512 entries, handler does nothing)",
+                {"measure", "us", "reference", "ref_us", "ratio"},
+                {{"push, per trigger", fmt(pushUs, 3), "raw 16B relaxed stores to mapped host", fmt(storeUs, 3),
+                  fmt(pushUs / storeUs)},
+                 {"push, per trigger", fmt(pushUs, 3), "fetch_add + 16B store-release (sys)", fmt(contractUs, 3),
+                  fmt(pushUs / contractUs)},
+                 {"push + sync round trip", fmt(tripUs, 3), "raw GPU-host-GPU flag", fmt(rawTripUs, 3),
+                  fmt(tripUs / rawTripUs)}},
+                {"push: " + std::to_string(kFifoTriggers) + " triggers from one thread until the last is popped, " +
+                     "median of " + std::to_string(reps) + " runs",
+                 "round trip: median of " + std::to_string(batches) + " batches of " + std::to_string(perBatch)}};
     return std::vector<Table>{table};
   });
 }

@@ -78,11 +78,12 @@ std::vector<Table> ethernetPingPong(BenchContext& ctx) {
   Connection connection = comm.connect({Transport::Ethernet, DeviceType::CPU}, peer, 50).get();
   Host2HostSemaphore semaphore(comm, connection);
 
-  Table table{"Ethernet connection ping-pong over host memory (ranks 0 and 1): write + updateAndSync + "
-              "Host2HostSemaphore::wait each way, against a raw TCP ping-pong in the same run",
-              {"size", "lib_rtt_us", "tcp_rtt_us", "rtt_ratio", "lib_GB/s", "tcp_GB/s", "bw_ratio"},
-              {},
-              {}};
+  Table table{
+      "Ethernet connection ping-pong over host memory (ranks 0 and 1): write + updateAndSync + "
+      "Host2HostSemaphore::wait each way, against a raw TCP ping-pong in the same run",
+      {"size", "lib_rtt_us", "tcp_rtt_us", "rtt_ratio", "lib_GB/s", "tcp_GB/s", "bw_ratio"},
+      {},
+      {}};
   for (size_t bytes : pingPongSizes(ctx.quick)) {
     const int iters = iterationsFor(bytes, ctx.quick);
     double tcp = rawTcpRoundTrip(raw, buffer, bytes, iters, initiator);
@@ -105,19 +106,19 @@ std::vector<Table> ethernetPingPong(BenchContext& ctx) {
     table.rows.push_back({fmtSize(bytes), fmt(lib * 1e6, 1), fmt(tcp * 1e6, 1), fmt(lib / tcp),
                           fmt(2.0 * bytes / lib / 1e9, 3), fmt(2.0 * bytes / tcp / 1e9, 3), fmt(tcp / lib)});
   }
-  table.notes.push_back("median round trip of each size; GB/s = 2 x size / round trip; "
-                        "bw_ratio = library bandwidth / raw TCP bandwidth");
+  table.notes.push_back(
+      "median round trip of each size; GB/s = 2 x size / round trip; "
+      "bw_ratio = library bandwidth / raw TCP bandwidth");
   bootstrap->barrier();
   return {table};
 }
 
 }  // namespace
 
-MSCCLPP_BENCH_SECTION(ethernet,
-                      Section{"ethernet", "Ethernet ping-pong latency and bandwidth vs raw TCP (host memory)",
-                              [](BenchContext& ctx) -> std::string {
-                                return ctx.nRanks < 2 ? "needs at least 2 ranks" : "";
-                              },
-                              ethernetPingPong});
+MSCCLPP_BENCH_SECTION(ethernet, Section{"ethernet", "Ethernet ping-pong latency and bandwidth vs raw TCP (host memory)",
+                                        [](BenchContext& ctx) -> std::string {
+                                          return ctx.nRanks < 2 ? "needs at least 2 ranks" : "";
+                                        },
+                                        ethernetPingPong});
 
 }  // namespace mscclpp::bench

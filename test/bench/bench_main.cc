@@ -63,9 +63,7 @@ double median(std::vector<double> samples) {
   return *mid;
 }
 
-double nowSec() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double nowSec() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 }  // namespace mscclpp::bench
 

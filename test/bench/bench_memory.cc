@@ -170,12 +170,13 @@ Table tokensTable(BenchContext& ctx, int device, Failure& failure) {
   for (const TokenResult& r : results) {
     table.rows.push_back({r.scheme, std::to_string(r.n), fmtSize(r.deviceBytes),
                           fmtSize(static_cast<size_t>(std::max(0LL, r.memInfoDelta))), std::to_string(r.allocations),
-                          std::to_string(r.exporterFds), std::to_string(r.importerFds),
-                          fmt(r.importerMappings, 0), fmtMs(r.exportSec), fmtMs(r.importSec), fmtMs(r.totalSec)});
+                          std::to_string(r.exporterFds), std::to_string(r.importerFds), fmt(r.importerMappings, 0),
+                          fmtMs(r.exportSec), fmtMs(r.importSec), fmtMs(r.totalSec)});
   }
   table.notes.push_back("build_ms: from the first allocation to the last import, handles sent over MPI in between");
-  table.notes.push_back("exporter_fds counts the fd service's socket and wake fd once it runs, plus one fd per exported "
-                        "allocation; importer fds are closed after each import");
+  table.notes.push_back(
+      "exporter_fds counts the fd service's socket and wake fd once it runs, plus one fd per exported "
+      "allocation; importer fds are closed after each import");
   table.notes.push_back("memInfo_delta: cudaMemGetInfo on rank 0 (the GPU may be shared with the other ranks)");
   return table;
 }
@@ -202,7 +203,8 @@ Table buffersTable(BenchContext& ctx, int device, Failure& failure) {
                     Kind{GpuIpcMemHandle::Fabric, true}}) {
     const std::string name = typeFlagsToString(kind.type);
     if (kind.cuMem && !cuMem) {
-      table.notes.push_back(name + ": not measured, GPU " + std::to_string(device) + " has no VMM with POSIX fd handles");
+      table.notes.push_back(name + ": not measured, GPU " + std::to_string(device) +
+                            " has no VMM with POSIX fd handles");
       continue;
     }
     if (kind.type == GpuIpcMemHandle::Fabric && !fabric) {
@@ -260,8 +262,9 @@ Table buffersTable(BenchContext& ctx, int device, Failure& failure) {
     }
   }
   setPermittedIpcHandleTypes(std::nullopt);
-  table.notes.push_back("medians; register = Context::registerMemory (the export), import = RegisteredMemory::deserialize "
-                        "(fd fetch or IPC open, then mapping), release = dropping the import (unmapping)");
+  table.notes.push_back(
+      "medians; register = Context::registerMemory (the export), import = RegisteredMemory::deserialize "
+      "(fd fetch or IPC open, then mapping), release = dropping the import (unmapping)");
   table.notes.push_back("alloc_us is the reference: the allocation itself (cudaMalloc, or cuMemCreate + map + zero)");
   return table;
 }

@@ -9,11 +9,11 @@
 #include <mscclpp/gpu_capabilities.hpp>
 
 /// Skips the test (reported as skipped, with the reason) on a machine without a usable GPU.
-#define MSCCLPP_REQUIRE_GPU()                                                                       \
-  do {                                                                                              \
-    if (!::mscclpp::gpuCapabilities().gpuAvailable()) {                                             \
-      GTEST_SKIP() << "needs a GPU: " << ::mscclpp::gpuCapabilities().unavailableReason;            \
-    }                                                                                               \
+#define MSCCLPP_REQUIRE_GPU()                                                            \
+  do {                                                                                   \
+    if (!::mscclpp::gpuCapabilities().gpuAvailable()) {                                  \
+      GTEST_SKIP() << "needs a GPU: " << ::mscclpp::gpuCapabilities().unavailableReason; \
+    }                                                                                    \
   } while (0)
 
 #endif  // MSCCLPP_TEST_GPU_TEST_HPP_

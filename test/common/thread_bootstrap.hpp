@@ -82,9 +82,9 @@ class ThreadBootstrap : public Bootstrap {
     std::unique_lock<std::mutex> lock(group_->mutex);
     auto& queue = group_->queues[{peer, rank_, tag, collective}];
     if (!group_->cv.wait_for(lock, std::chrono::seconds(30), [&] { return !queue.empty(); })) {
-      throw Error("ThreadBootstrap: rank " + std::to_string(rank_) + " timed out receiving from " +
-                      std::to_string(peer),
-                  ErrorCode::Timeout);
+      throw Error(
+          "ThreadBootstrap: rank " + std::to_string(rank_) + " timed out receiving from " + std::to_string(peer),
+          ErrorCode::Timeout);
     }
     std::vector<char> message = std::move(queue.front());
     queue.pop_front();

@@ -161,14 +161,20 @@ TEST(IbSubstitute, GidIndexOutsideTheTableOrEmptyIsRefusedAtEndpointCreation) {
   EndpointConfig::Ib outside;
   outside.gidIndex = 7;
   bool matched = false;
-  std::string what = errorOf([&] { context->createEndpoint({Transport::IB0, DeviceType::CPU, -1, outside}); },
-                             ErrorCode::InvalidUsage, &matched);
+  std::string what = errorOf(
+      [&] {
+        context->createEndpoint({Transport::IB0, DeviceType::CPU, -1, outside});
+      },
+      ErrorCode::InvalidUsage, &matched);
   EXPECT_TRUE(matched) << what;
   EXPECT_NE(what.find("GID index 7 is outside its table of 4"), std::string::npos) << what;
   EndpointConfig::Ib empty;
   empty.gidIndex = 2;
-  what = errorOf([&] { context->createEndpoint({Transport::IB0, DeviceType::CPU, -1, empty}); },
-                 ErrorCode::InvalidUsage, &matched);
+  what = errorOf(
+      [&] {
+        context->createEndpoint({Transport::IB0, DeviceType::CPU, -1, empty});
+      },
+      ErrorCode::InvalidUsage, &matched);
   EXPECT_TRUE(matched) << what;
   EXPECT_NE(what.find("GID index 2 is empty"), std::string::npos) << what;
 }
@@ -191,8 +197,11 @@ TEST(IbSubstitute, EndpointConfigSizesAreCheckedAgainstEachOtherAndTheDevice) {
   auto context = Context::create();
   auto refused = [&](EndpointConfig::Ib ib, const char* expected) {
     bool matched = false;
-    std::string what = errorOf([&] { context->createEndpoint({Transport::IB0, DeviceType::CPU, -1, ib}); },
-                               ErrorCode::InvalidUsage, &matched);
+    std::string what = errorOf(
+        [&] {
+          context->createEndpoint({Transport::IB0, DeviceType::CPU, -1, ib});
+        },
+        ErrorCode::InvalidUsage, &matched);
     EXPECT_TRUE(matched) << what;
     EXPECT_NE(what.find(expected), std::string::npos) << what;
   };
@@ -483,8 +492,11 @@ TEST(IbSubstitutePorts, ADownPortIsRefusedByNameAndTheDefaultSkipsIt) {
   EndpointConfig::Ib port1;
   port1.port = 1;
   bool matched = false;
-  std::string what = errorOf([&] { context->createEndpoint({Transport::IB0, DeviceType::CPU, -1, port1}); },
-                             ErrorCode::InvalidUsage, &matched);
+  std::string what = errorOf(
+      [&] {
+        context->createEndpoint({Transport::IB0, DeviceType::CPU, -1, port1});
+      },
+      ErrorCode::InvalidUsage, &matched);
   EXPECT_TRUE(matched) << what;
   EXPECT_NE(what.find("IB device substitute_0 port 1 is DOWN, not ACTIVE"), std::string::npos) << what;
   what = errorOf([&] { context->createEndpoint(kIb1Host); }, ErrorCode::InvalidUsage, &matched);

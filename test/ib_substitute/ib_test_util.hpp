@@ -59,12 +59,12 @@ std::string errorOf(Fn&& fn, ErrorCode code, bool* matched) {
   } while (0)
 
 /// Runs only in the ctest entry ib_<config> (MSCCLPP_IB_TEST_CONFIG), whose provider setup it checks.
-#define MSCCLPP_REQUIRE_IB_CONFIG(config)                                                                    \
-  do {                                                                                                       \
-    const char* c_ = std::getenv("MSCCLPP_IB_TEST_CONFIG");                                                  \
-    if (c_ == nullptr || std::string(c_).rfind(config, 0) != 0) {                                            \
+#define MSCCLPP_REQUIRE_IB_CONFIG(config)                                                                     \
+  do {                                                                                                        \
+    const char* c_ = std::getenv("MSCCLPP_IB_TEST_CONFIG");                                                   \
+    if (c_ == nullptr || std::string(c_).rfind(config, 0) != 0) {                                             \
       GTEST_SKIP() << "runs in the ctest entry ib_" << (config) << "*, which configures the provider for it"; \
-    }                                                                                                        \
+    }                                                                                                         \
   } while (0)
 
 #endif  // MSCCLPP_TEST_IB_SUBSTITUTE_IB_TEST_UTIL_HPP_

@@ -223,8 +223,8 @@ Fabric& fabric() {
     c.atomics = envOr("MSCCLPP_IBV_SUBSTITUTE_ATOMICS", "1") != "0";
     c.dmabuf = envOr("MSCCLPP_IBV_SUBSTITUTE_DMABUF", "1") != "0";
     c.peerMem = envOr("MSCCLPP_IBV_SUBSTITUTE_PEERMEM", "0") == "1";
-    c.maxMsg = static_cast<uint32_t>(std::strtoul(envOr("MSCCLPP_IBV_SUBSTITUTE_MAX_MSG", "2147483648").c_str(),
-                                                  nullptr, 10));
+    c.maxMsg =
+        static_cast<uint32_t>(std::strtoul(envOr("MSCCLPP_IBV_SUBSTITUTE_MAX_MSG", "2147483648").c_str(), nullptr, 10));
     fab->devices.resize(c.devices.size());
     for (size_t i = 0; i < c.devices.size(); ++i) {
       std::snprintf(fab->devices[i].name, sizeof(fab->devices[i].name), "%s", c.devices[i].c_str());
@@ -261,7 +261,6 @@ void copyMemory(void* dst, const void* src, size_t size, bool dstGpu, bool srcGp
   cudaMemcpy(dst, src, size, cudaMemcpyDefault);
 }
 
-
 /// What the transport holds: the verbs QP first, then its owner.
 struct QpHandle {
   ibv_qp qp;
@@ -283,12 +282,12 @@ struct SubQp : std::enable_shared_from_this<SubQp> {
   bool destroying = false;
   uint32_t remotePid = 0;
   uint32_t remoteQpn = 0;
-  int fd = -1;                   // the stream to the peer's process (requests out, answers in)
+  int fd = -1;  // the stream to the peer's process (requests out, answers in)
   uint64_t nextSeq = 0;
-  std::deque<SendWork> queued;   // posted, not yet sent
-  std::deque<SendWork> inFlight; // sent, not yet answered
-  std::deque<uint64_t> recvs;    // posted receives (wr_ids)
-  std::vector<int> incomingFds;  // streams of peers into this QP
+  std::deque<SendWork> queued;    // posted, not yet sent
+  std::deque<SendWork> inFlight;  // sent, not yet answered
+  std::deque<uint64_t> recvs;     // posted receives (wr_ids)
+  std::vector<int> incomingFds;   // streams of peers into this QP
   std::vector<std::thread> responders;
   std::thread sender;
   std::thread acker;
@@ -962,10 +961,9 @@ const char* wcStatusStr(ibv_wc_status status) {
 }
 
 const mscclpp::IbvTable kTable = {
-    getDeviceList, freeDeviceList, getDeviceName, openDevice, closeDevice, queryDevice, queryPort,
-    queryGid,      allocPd,        deallocPd,     regMr,      regDmabufMr, deregMr,     createCq,
-    destroyCq,     createQp,       modifyQp,      destroyQp,  postSend,    postRecv,    pollCq,
-    wcStatusStr,
+    getDeviceList, freeDeviceList, getDeviceName, openDevice,  closeDevice, queryDevice, queryPort, queryGid,
+    allocPd,       deallocPd,      regMr,         regDmabufMr, deregMr,     createCq,    destroyCq, createQp,
+    modifyQp,      destroyQp,      postSend,      postRecv,    pollCq,      wcStatusStr,
 };
 
 }  // namespace

@@ -81,7 +81,8 @@ TEST_F(BootstrapTest, AllGatherCollectsEverySlot) {
     std::memcpy(all.data() + size_t(size) * rank, mine.data(), size);
     bootstrap->allGather(all.data(), size);
     for (int r = 0; r < nRanks; ++r) {
-      EXPECT_EQ(std::vector<char>(all.begin() + size_t(size) * r, all.begin() + size_t(size) * (r + 1)), pattern(size, r))
+      EXPECT_EQ(std::vector<char>(all.begin() + size_t(size) * r, all.begin() + size_t(size) * (r + 1)),
+                pattern(size, r))
           << "slot " << r << ", " << size << " bytes";
     }
   }
@@ -202,7 +203,8 @@ TEST_F(BootstrapTest, GroupBarrierOfASubset) {
   for (int r = rank % 2; r < nRanks; r += 2) group.push_back(r);
   for (int i = 0; i < 3; ++i) bootstrap->groupBarrier(group);
   // The first and the last rank only.
-  if (rank == 0 || rank == nRanks - 1) bootstrap->groupBarrier(nRanks == 1 ? std::vector<int>{0} : std::vector<int>{nRanks - 1, 0});
+  if (rank == 0 || rank == nRanks - 1)
+    bootstrap->groupBarrier(nRanks == 1 ? std::vector<int>{0} : std::vector<int>{nRanks - 1, 0});
   bootstrap->barrier();
 }
 

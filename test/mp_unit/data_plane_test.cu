@@ -300,8 +300,7 @@ TEST_F(DataPlaneEthernetGpuTest, AGpuWaiterThatSeesTheTokenSeesAllDataWrittenBef
     cudaCheck(cudaMemcpy(bad.get(), none, sizeof(none), cudaMemcpyHostToDevice), "cudaMemcpy");
     const ExpectedBytes expected{0, kEthernetGpuBytes, sourceSeed(peer, 0), 0, backgroundSeed(rank, 0)};
     waitThenCountKernel<<<1, 1024, 0, stream>>>(semaphore.deviceHandle(), inbox.as<uint8_t>(), kEthernetGpuBytes,
-                                                expected, bad.as<unsigned long long>(0),
-                                                bad.as<unsigned long long>(1));
+                                                expected, bad.as<unsigned long long>(0), bad.as<unsigned long long>(1));
     launched("waitThenCountKernel");
     bootstrap->barrier();  // both inboxes are filled and watched
     conn.write(peerInbox, 0, srcMemory, 0, kEthernetGpuBytes);

@@ -79,7 +79,8 @@ unsigned long long mismatches(const void* p, size_t n, uint32_t seed, size_t fir
   countMismatchesKernel<<<256, 256>>>(static_cast<const uint32_t*>(p), n, seed, first, bad);
   cudaOk(cudaGetLastError(), "countMismatchesKernel launch");
   unsigned long long host = ~0ULL;
-  if (cudaOk(cudaDeviceSynchronize(), "countMismatchesKernel")) cudaMemcpy(&host, bad, sizeof(host), cudaMemcpyDeviceToHost);
+  if (cudaOk(cudaDeviceSynchronize(), "countMismatchesKernel"))
+    cudaMemcpy(&host, bad, sizeof(host), cudaMemcpyDeviceToHost);
   cudaFree(bad);
   return host;
 }
@@ -232,7 +233,8 @@ class GpuIpcMemMpTest : public test::MultiProcessTest {
     }
   }
 
-  std::shared_ptr<GpuIpcMem> tryOpen(const std::optional<GpuIpcMemHandle>& h, std::optional<uint8_t> types = std::nullopt) {
+  std::shared_ptr<GpuIpcMem> tryOpen(const std::optional<GpuIpcMemHandle>& h,
+                                     std::optional<uint8_t> types = std::nullopt) {
     if (!h) {
       ADD_FAILURE() << "the neighbour has no handle to offer";
       return nullptr;
@@ -353,8 +355,8 @@ TEST_F(GpuIpcMemMpTest, EachSingleTypeCanBeForcedThroughTheSetting) {
     SCOPED_TRACE(typeFlagsToString(type));
     setPermittedIpcHandleTypes(type);
     if (type != H::RuntimeIpc && !vmmWithPosixFd()) continue;
-    auto buf = type == H::RuntimeIpc ? detail::gpuCallocShared<char>(2 << 20)
-                                     : detail::gpuCallocPhysicalShared<char>(2 << 20);
+    auto buf =
+        type == H::RuntimeIpc ? detail::gpuCallocShared<char>(2 << 20) : detail::gpuCallocPhysicalShared<char>(2 << 20);
     if (type == H::Fabric && !fabricHandlesUsable(device)) {
       // Nothing can offer fabric here: the export says so instead of producing a useless handle.
       try {
@@ -688,7 +690,8 @@ TEST_F(GpuIpcMemMpTest, SemaphoreTokensShareOnePoolChunkAndOneImportPerPeer) {
   {
     std::map<int, std::shared_future<Connection>> futures;
     for (int peer = 0; peer < nRanks; ++peer) {
-      if (peer != rank) futures[peer] = comm.connect(EndpointConfig(Transport::CudaIpc, Device(DeviceType::GPU, device)), peer);
+      if (peer != rank)
+        futures[peer] = comm.connect(EndpointConfig(Transport::CudaIpc, Device(DeviceType::GPU, device)), peer);
     }
     for (auto& [peer, f] : futures) connections[peer] = f.get();
   }

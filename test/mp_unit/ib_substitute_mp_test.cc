@@ -78,8 +78,14 @@ TEST_F(IbSubstituteMpTest, WritesFromOneByteTo64MiBAtOddOffsetsArriveWholeAndNot
   struct Case {
     uint64_t size, srcOffset, dstOffset;
   };
-  const Case cases[] = {{1, 0, 0},       {1, 7, 63},           {3, 1, 5},              {4095, 3, 1},
-                        {65537, 11, 13}, {(1 << 20) + 7, 5, 3}, {(64 << 20) - 5, 1, 63}, {64 << 20, 0, 0}};
+  const Case cases[] = {{1, 0, 0},
+                        {1, 7, 63},
+                        {3, 1, 5},
+                        {4095, 3, 1},
+                        {65537, 11, 13},
+                        {(1 << 20) + 7, 5, 3},
+                        {(64 << 20) - 5, 1, 63},
+                        {64 << 20, 0, 0}};
   // Every buffer extends 64 bytes past the largest offset + size: the bytes around a write are checked too.
   constexpr uint64_t kMargin = 128;
   int round = 0;

@@ -21,11 +21,11 @@
 #include "mp_unit/data_plane_util.hpp"
 
 /// Skips on every rank unless each has the substitute verbs provider loaded.
-#define MSCCLPP_REQUIRE_IB_SUBSTITUTE_ON_EVERY_RANK()                                             \
-  do {                                                                                            \
-    if (anyRank(!::mscclpp::test::ibSubstituteLoaded())) {                                        \
-      GTEST_SKIP() << "needs the substitute verbs provider in MSCCLPP_IBV_SO (set by ctest)";     \
-    }                                                                                             \
+#define MSCCLPP_REQUIRE_IB_SUBSTITUTE_ON_EVERY_RANK()                                         \
+  do {                                                                                        \
+    if (anyRank(!::mscclpp::test::ibSubstituteLoaded())) {                                    \
+      GTEST_SKIP() << "needs the substitute verbs provider in MSCCLPP_IBV_SO (set by ctest)"; \
+    }                                                                                         \
   } while (0)
 
 using namespace mscclpp;
@@ -284,8 +284,8 @@ class DataPlanePortChannelTest : public DataPlaneMpTest {
       DeviceMemory& errors = allocate(kSteps * sizeof(unsigned long long));
       Communicator comm(bootstrap);
       ProxyService proxy;
-      PortPair pair = connectPortPair(comm, proxy, peer, config, hostBuffer ? hostMemory->host() : bufferPtr,
-                                      kPortBuffer);
+      PortPair pair =
+          connectPortPair(comm, proxy, peer, config, hostBuffer ? hostMemory->host() : bufferPtr, kPortBuffer);
       PortChannel channel = proxy.portChannel(pair.semaphore, pair.dst, pair.src);
       proxy.startProxy();
       bootstrap->barrier();

@@ -2,11 +2,10 @@
 // SPDX-License-Identifier: MIT
 
 // The atomics of atomic_device.hpp in host code (the plain host compiler's branch of the header).
-#include <mscclpp/atomic_device.hpp>
-
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <mscclpp/atomic_device.hpp>
 
 TEST(AtomicHostTest, FetchAddReturnsTheWordBeforeTheAddition) {
   uint32_t word = 7;

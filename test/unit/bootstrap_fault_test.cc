@@ -274,17 +274,16 @@ class Ranks {
   /// Waits for the child's "ready <listening addresses>" line; returns the addresses.
   std::vector<std::string> ready(const std::string& key, double limit = 60) {
     auto line = readLine(key, limit);
-    EXPECT_TRUE(line && line->rfind("ready", 0) == 0) << key << " never got ready: " << line.value_or("(nothing)")
-                                                      << "\n" << output(key);
+    EXPECT_TRUE(line && line->rfind("ready", 0) == 0)
+        << key << " never got ready: " << line.value_or("(nothing)") << "\n"
+        << output(key);
     std::vector<std::string> addresses;
     std::stringstream words(line.value_or("").substr(std::min<size_t>(5, line.value_or("").size())));
     for (std::string w; words >> w;) addresses.push_back(w);
     return addresses;
   }
 
-  void go(const std::string& key) {
-    ASSERT_EQ(::write(children_.at(key).commandFd, "go\n", 3), 3);
-  }
+  void go(const std::string& key) { ASSERT_EQ(::write(children_.at(key).commandFd, "go\n", 3), 3); }
 
   /// The child's final report; the child is reaped (killed first if it does not finish in time).
   Outcome finish(const std::string& key, double limit) {

@@ -253,8 +253,7 @@ TEST(ConnectionTest, OutOfRangeAndUnregisteredWritesAreRejected) {
     expectErrorCode([&] { connection.write(remote, 4000, local, 0, 100); }, ErrorCode::InvalidUsage, "exceeds");
     expectErrorCode([&] { connection.write(remote, 0, local, 4090, 10); }, ErrorCode::InvalidUsage, "exceeds");
     expectErrorCode([&] { connection.write(remote, UINT64_MAX, local, 0, 2); }, ErrorCode::InvalidUsage, "exceeds");
-    expectErrorCode([&] { connection.write(remote, 0, noTransport, 0, 8); }, ErrorCode::InvalidUsage,
-                    "not registered");
+    expectErrorCode([&] { connection.write(remote, 0, noTransport, 0, 8); }, ErrorCode::InvalidUsage, "not registered");
     uint64_t value = 0;
     expectErrorCode([&] { connection.updateAndSync(remote, 4092, &value, 1); }, ErrorCode::InvalidUsage, "exceeds");
     expectErrorCode([&] { connection.updateAndSync(remote, 4, &value, 1); }, ErrorCode::InvalidUsage, "aligned");

@@ -4,13 +4,12 @@
 // DeviceSyncer as a grid barrier over every co-resident block, and DeviceSemaphore as a counting
 // semaphore, both checked through plain (non-atomic) memory accesses they must order.
 
-#include <mscclpp/concurrency_device.hpp>
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <mscclpp/atomic_device.hpp>
+#include <mscclpp/concurrency_device.hpp>
 #include <vector>
 
 #include "device_test_util.hpp"

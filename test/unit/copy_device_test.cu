@@ -4,11 +4,10 @@
 // copy<Alignment, CopyRemainder>() against a byte-for-byte host model of its contract, over element
 // sizes, equal misalignments of source and destination, awkward byte counts and thread counts.
 
-#include <mscclpp/copy_device.hpp>
-
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <mscclpp/copy_device.hpp>
 #include <vector>
 
 #include "device_test_util.hpp"
@@ -82,9 +81,9 @@ void checkCopies() {
         uint64_t firstDiff = 0;
         while (firstDiff < kBufferBytes && got[firstDiff] == model[firstDiff]) ++firstDiff;
         ASSERT_EQ(firstDiff, kBufferBytes)
-            << "Alignment " << Alignment << (CopyRemainder ? " with" : " without") << " remainder, misalignment "
-            << mis << ", " << bytes << " bytes, " << launch.blocks << "x" << launch.threads << " threads: byte "
-            << firstDiff << " of the destination buffer (range starts at " << dstOffset << ") is "
+            << "Alignment " << Alignment << (CopyRemainder ? " with" : " without") << " remainder, misalignment " << mis
+            << ", " << bytes << " bytes, " << launch.blocks << "x" << launch.threads << " threads: byte " << firstDiff
+            << " of the destination buffer (range starts at " << dstOffset << ") is "
             << static_cast<int>(got[firstDiff]) << ", expected " << static_cast<int>(model[firstDiff]);
         ++cases;
       }

@@ -37,12 +37,11 @@ namespace {
 template <typename S, typename M>
 size_t memberOffset(M S::*member) {
   static S object{};
-  return static_cast<size_t>(reinterpret_cast<const char*>(&(object.*member)) -
-                             reinterpret_cast<const char*>(&object));
+  return static_cast<size_t>(reinterpret_cast<const char*>(&(object.*member)) - reinterpret_cast<const char*>(&object));
 }
 
 template <typename T>
-constexpr bool isRawBytesHandle = std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>;
+constexpr bool isRawBytesHandle = std::is_trivially_copyable_v<T>&& std::is_trivially_destructible_v<T>;
 
 static_assert(sizeof(ProxyTrigger) == 32 && alignof(ProxyTrigger) == 16, "ProxyTrigger is the FIFO slot: 32 bytes");
 static_assert(offsetof(ProxyTrigger, fst) == 0 && offsetof(ProxyTrigger, snd) == 8, "fst then snd");

@@ -4,14 +4,13 @@
 // LL packets, packet copies and atomics on one GPU: one block plays the writer, another the reader,
 // and buffers are reused across flag epochs exactly as a peer GPU would reuse them.
 
-#include <mscclpp/packet_device.hpp>
-
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
 #include <mscclpp/atomic_device.hpp>
 #include <mscclpp/copy_device.hpp>
+#include <mscclpp/packet_device.hpp>
 #include <mscclpp/poll_device.hpp>
 #include <vector>
 
@@ -37,8 +36,7 @@ __global__ void packetEpochsKernel(Packet* packets, uint64_t numPackets, uint32_
   for (uint32_t epoch = 1; epoch <= epochs; ++epoch) {
     if (blockIdx.x == 0) {
       if (threadIdx.x == 0) {
-        POLL_MAYBE_JAILBREAK((atomicLoad<uint64_t, scopeDevice>(ack, memoryOrderAcquire) + 1 < epoch),
-                             kTestSpinLimit);
+        POLL_MAYBE_JAILBREAK((atomicLoad<uint64_t, scopeDevice>(ack, memoryOrderAcquire) + 1 < epoch), kTestSpinLimit);
       }
       __syncthreads();
       for (uint64_t i = threadIdx.x; i < numPackets; i += blockDim.x) {
@@ -125,14 +123,12 @@ __global__ void packetCopyKernel(Packet* packets, const char* origin, char* unpa
     const uint64_t slice = (epoch - 1) * stride;
     if (blockIdx.x == 0) {
       if (threadIdx.x == 0) {
-        POLL_MAYBE_JAILBREAK((atomicLoad<uint64_t, scopeDevice>(ack, memoryOrderAcquire) + 1 < epoch),
-                             kTestSpinLimit);
+        POLL_MAYBE_JAILBREAK((atomicLoad<uint64_t, scopeDevice>(ack, memoryOrderAcquire) + 1 < epoch), kTestSpinLimit);
       }
       __syncthreads();
       copyToPackets<Packet>(packets, origin + slice, bytesPerEpoch, threadIdx.x, blockDim.x, epoch);
     } else {
-      copyFromPackets<Packet>(unpacked + slice, packets, bytesPerEpoch, threadIdx.x, blockDim.x, epoch,
-                              kTestSpinLimit);
+      copyFromPackets<Packet>(unpacked + slice, packets, bytesPerEpoch, threadIdx.x, blockDim.x, epoch, kTestSpinLimit);
       __syncthreads();
       if (threadIdx.x == 0) atomicStore<uint64_t, scopeDevice>(ack, uint64_t{epoch}, memoryOrderRelease);
     }
@@ -180,8 +176,7 @@ __global__ void releaseAcquireKernel(uint32_t* data, uint32_t* flag, uint32_t ro
   for (uint32_t r = 1; r <= rounds; ++r) {
     if (blockIdx.x == 0) {
       if (threadIdx.x == 0) {
-        POLL_MAYBE_JAILBREAK((atomicLoad<uint32_t, scopeDevice>(&flag[1], memoryOrderAcquire) + 1 < r),
-                             kTestSpinLimit);
+        POLL_MAYBE_JAILBREAK((atomicLoad<uint32_t, scopeDevice>(&flag[1], memoryOrderAcquire) + 1 < r), kTestSpinLimit);
         for (uint32_t i = 0; i < kWords; ++i) data[i] = r * 1000 + i;
         atomicStore<uint32_t, scopeDevice>(&flag[0], r, memoryOrderRelease);
       }

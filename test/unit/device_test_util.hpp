@@ -21,11 +21,11 @@
 #include "common/gpu_test.hpp"
 
 /// Fails the current test (and returns from it) unless `call` returns cudaSuccess.
-#define MSCCLPP_TEST_CUDA(call)                                                                      \
-  do {                                                                                               \
-    cudaError_t mscclppTestErr_ = (call);                                                            \
-    ASSERT_EQ(mscclppTestErr_, cudaSuccess) << #call << ": " << cudaGetErrorName(mscclppTestErr_) << \
-        " (" << cudaGetErrorString(mscclppTestErr_) << ")";                                          \
+#define MSCCLPP_TEST_CUDA(call)                                                                                      \
+  do {                                                                                                               \
+    cudaError_t mscclppTestErr_ = (call);                                                                            \
+    ASSERT_EQ(mscclppTestErr_, cudaSuccess)                                                                          \
+        << #call << ": " << cudaGetErrorName(mscclppTestErr_) << " (" << cudaGetErrorString(mscclppTestErr_) << ")"; \
   } while (0)
 
 namespace mscclpp {

@@ -114,4 +114,6 @@ TEST(ChecksTest, CheckMacrosAreSingleStatements) {
   EXPECT_EQ(taken, 0);
 }
 
-TEST(ChecksTest, ErrnoNameGivesSymbolAndText) { EXPECT_EQ(errnoName(ECONNREFUSED), "ECONNREFUSED (Connection refused)"); }
+TEST(ChecksTest, ErrnoNameGivesSymbolAndText) {
+  EXPECT_EQ(errnoName(ECONNREFUSED), "ECONNREFUSED (Connection refused)");
+}

@@ -1,6 +1,8 @@
 // Copyright (c) 2026 The libmscclpp authors
 // SPDX-License-Identifier: MIT
 
+#include "bootstrap/fd_service.hpp"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -15,7 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "bootstrap/fd_service.hpp"
 #include "common/identity.hpp"
 #include "common/process_stats.hpp"
 #include "common/unique_fd.hpp"
@@ -80,7 +81,8 @@ pid_t forkChild(int (&pipeFds)[2], Body body) {
     close(pipeFds[1]);
     FdServiceAddress address;
     uint64_t id;
-    if (read(pipeFds[0], &address, sizeof(address)) != sizeof(address) || read(pipeFds[0], &id, sizeof(id)) != sizeof(id)) {
+    if (read(pipeFds[0], &address, sizeof(address)) != sizeof(address) ||
+        read(pipeFds[0], &id, sizeof(id)) != sizeof(id)) {
       _exit(100);
     }
     _exit(body(address, id));

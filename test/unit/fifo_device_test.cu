@@ -4,13 +4,12 @@
 // FifoDeviceHandle pushed from many device threads while a host thread plays the proxy, polling the
 // mapped pinned slots; a FIFO much smaller than the number of pushes makes the ring wrap many times.
 
-#include <mscclpp/fifo_device.hpp>
-
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdint>
 #include <mscclpp/atomic_device.hpp>
+#include <mscclpp/fifo_device.hpp>
 #include <thread>
 #include <vector>
 

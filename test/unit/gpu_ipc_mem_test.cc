@@ -1,6 +1,8 @@
 // Copyright (c) 2026 The libmscclpp authors
 // SPDX-License-Identifier: MIT
 
+#include "memory/gpu_ipc_mem.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -21,7 +23,6 @@
 #include "common/identity.hpp"
 #include "common/serialization.hpp"
 #include "gpu/driver_api.hpp"
-#include "memory/gpu_ipc_mem.hpp"
 #include "memory/ipc_import_cache.hpp"
 
 using namespace mscclpp;
@@ -247,7 +248,8 @@ namespace {
 
 class FakeMapping : public ImportedAllocation {
  public:
-  FakeMapping(std::atomic<int>& live) : ImportedAllocation(reinterpret_cast<void*>(0x1000), 4096, H::PosixFd), live_(live) {
+  FakeMapping(std::atomic<int>& live)
+      : ImportedAllocation(reinterpret_cast<void*>(0x1000), 4096, H::PosixFd), live_(live) {
     ++live_;
   }
   ~FakeMapping() override { --live_; }
@@ -290,8 +292,9 @@ TEST(IpcImportCacheTest, AFailedImportIsNotCachedAndCanBeRetried) {
   IpcImportCache& cache = IpcImportCache::instance();
   std::atomic<int> live{0};
   const IpcImportKey key{1, 2, 1002};
-  EXPECT_THROW(cache.acquire(key, []() -> std::unique_ptr<ImportedAllocation> { throw Error("no", ErrorCode::Aborted); }),
-               Error);
+  EXPECT_THROW(
+      cache.acquire(key, []() -> std::unique_ptr<ImportedAllocation> { throw Error("no", ErrorCode::Aborted); }),
+      Error);
   auto ok = cache.acquire(key, [&] { return std::make_unique<FakeMapping>(live); });
   EXPECT_EQ(live.load(), 1);
 }
@@ -541,8 +544,8 @@ TEST(RegisteredMemoryIpcTest, InconsistentEntriesAreRejected) {
   const GpuIpcMemHandle h = posixFdHandle();
   EXPECT_EQ(deserializeError(registeredMemoryBytes(h, 4096, kEthernetBit)), ErrorCode::InvalidUsage)
       << "a CudaIpc entry for memory not registered for CudaIpc";
-  EXPECT_EQ(deserializeError(registeredMemoryBytes(h, 4096, kCudaIpcBit | kEthernetBit,
-                                                   static_cast<int32_t>(Transport::Ethernet))),
+  EXPECT_EQ(deserializeError(
+                registeredMemoryBytes(h, 4096, kCudaIpcBit | kEthernetBit, static_cast<int32_t>(Transport::Ethernet))),
             ErrorCode::InvalidUsage)
       << "an entry for a transport that adds none";
   EXPECT_EQ(deserializeError(registeredMemoryBytes(h, 4096, kCudaIpcBit, static_cast<int32_t>(Transport::CudaIpc), 2)),

@@ -17,11 +17,11 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
-#include <optional>
 #include <future>
 #include <mscclpp/core.hpp>
 #include <mscclpp/gpu.hpp>
 #include <mscclpp/semaphore.hpp>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -307,7 +307,8 @@ TEST(HostilePeerTest, DeserializeRefusesBytesNamingUnregisteredMemoryOfThisProce
     EXPECT_EQ(e.getErrorCode(), ErrorCode::InvalidUsage) << e.what();
   }
   // The same bytes for memory that is registered are fine; once deregistered they are refused.
-  std::optional<RegisteredMemory> registered = context->registerMemory(secret.data(), secret.size(), Transport::Ethernet);
+  std::optional<RegisteredMemory> registered =
+      context->registerMemory(secret.data(), secret.size(), Transport::Ethernet);
   EXPECT_EQ(RegisteredMemory::deserialize(forged).data(), secret.data());
   registered.reset();
   EXPECT_THROW(RegisteredMemory::deserialize(forged), Error);
@@ -455,7 +456,8 @@ TEST(HostilePeerTest, IdleConnectionsToAnEthernetListenerDoNotDelayARealPeer) {
   auto context = Context::create();
   Endpoint local = context->createEndpoint(kHostEthernet);
   SocketAddress address = ethernetAddressOf(local);
-  p.channel().send(std::vector<char>(reinterpret_cast<char*>(&address), reinterpret_cast<char*>(&address) + sizeof(address)));
+  p.channel().send(
+      std::vector<char>(reinterpret_cast<char*>(&address), reinterpret_cast<char*>(&address) + sizeof(address)));
   ASSERT_EQ(p.channel().recvInt(), 1);
   p.channel().send(local.serialize());
   Endpoint remote = Endpoint::deserialize(p.channel().recv());
@@ -495,7 +497,8 @@ TEST(HostilePeerTest, HellosWithUnknownNoncesAreCapped) {
   const int fdsBefore = test::openFdCount();
   Connection waiting = context->connect(local, absent);
   SocketAddress address = ethernetAddressOf(local);
-  p.channel().send(std::vector<char>(reinterpret_cast<char*>(&address), reinterpret_cast<char*>(&address) + sizeof(address)));
+  p.channel().send(
+      std::vector<char>(reinterpret_cast<char*>(&address), reinterpret_cast<char*>(&address) + sizeof(address)));
   const int64_t closed = p.channel().recvInt(30s);
   EXPECT_GE(closed, kFlood - static_cast<int64_t>(EthernetListener::kMaxUnclaimed));
   EXPECT_LE(test::openFdCount() - fdsBefore, static_cast<int>(EthernetListener::kMaxUnclaimed) + 8);

@@ -1,6 +1,8 @@
 // Copyright (c) 2026 The libmscclpp authors
 // SPDX-License-Identifier: MIT
 
+#include "common/logger.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,7 +11,6 @@
 #include <vector>
 
 #include "common/env_builder.hpp"
-#include "common/logger.hpp"
 
 using namespace mscclpp;
 

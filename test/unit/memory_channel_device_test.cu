@@ -4,12 +4,11 @@
 // Memory channel handles in loopback: the "peer's" buffers are other buffers of the same GPU, and two
 // blocks play the two sides.
 
-#include <mscclpp/memory_channel_device.hpp>
-
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
+#include <mscclpp/memory_channel_device.hpp>
 #include <vector>
 
 #include "device_test_util.hpp"
@@ -118,9 +117,9 @@ TEST(DeviceMemoryChannelTest, PutGetReadAndWriteMoveTheDocumentedBytes) {
 
   std::vector<char> wantRemote = remoteInit;
   std::vector<char> wantLocal = localInit;
-  for (uint64_t i = 0; i < 4000; ++i) wantRemote[64 + i] = localInit[128 + i];     // put<16>(64, 128, 4000)
-  for (uint64_t i = 0; i < 1024; ++i) wantRemote[8192 + i] = localInit[8192 + i];  // put<8, false>(8192, 1024)
-  for (uint64_t i = 0; i < 1020; ++i) wantLocal[4096 + i] = remoteInit[12288 + i];  // get<4>(4096, 12288, 1020)
+  for (uint64_t i = 0; i < 4000; ++i) wantRemote[64 + i] = localInit[128 + i];       // put<16>(64, 128, 4000)
+  for (uint64_t i = 0; i < 1024; ++i) wantRemote[8192 + i] = localInit[8192 + i];    // put<8, false>(8192, 1024)
+  for (uint64_t i = 0; i < 1020; ++i) wantLocal[4096 + i] = remoteInit[12288 + i];   // get<4>(4096, 12288, 1020)
   for (uint64_t i = 0; i < 2048; ++i) wantLocal[16384 + i] = remoteInit[16384 + i];  // get(16384, 2048)
   const uint32_t written = 0xabcdef01u;
   std::memcpy(&wantRemote[20000], &written, 4);
@@ -141,8 +140,7 @@ TEST(DeviceMemoryChannelTest, PutThenSignalAndPacketsReachTheOtherSide) {
   DeviceBuffer<LL16Packet> packetsA(kBytes / 8);
   DeviceBuffer<LL16Packet> packetsB(kBytes / 8);
   DeviceBuffer<uint32_t> errors(1);
-  ASSERT_TRUE(tokens.ok() && bufA.ok() && bufB.ok() && unpackedB.ok() && packetsA.ok() && packetsB.ok() &&
-              errors.ok());
+  ASSERT_TRUE(tokens.ok() && bufA.ok() && bufB.ok() && unpackedB.ok() && packetsA.ok() && packetsB.ok() && errors.ok());
   std::vector<char> payload(kBytes);
   for (uint64_t i = 0; i < kBytes; ++i) payload[i] = static_cast<char>((i * 29 + 3) & 0xff);
   ASSERT_TRUE(bufA.fromHost(payload));
@@ -157,8 +155,8 @@ TEST(DeviceMemoryChannelTest, PutThenSignalAndPacketsReachTheOtherSide) {
   uint64_t bytes = kBytes;
   uint32_t* errorsPtr = errors.get();
   void* args[] = {&a, &b, &aLL, &bLL, &bytes, &errorsPtr};
-  MSCCLPP_TEST_CUDA(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(twoSidesKernel), dim3(2), dim3(128),
-                                                args, 0, nullptr));
+  MSCCLPP_TEST_CUDA(
+      cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(twoSidesKernel), dim3(2), dim3(128), args, 0, nullptr));
   MSCCLPP_TEST_CUDA(cudaDeviceSynchronize());
   EXPECT_EQ(errors.toHost()[0], 0u);
   EXPECT_EQ(bufB.toHost(), payload) << "put() delivered the origin to the target";

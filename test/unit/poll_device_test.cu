@@ -8,8 +8,6 @@
 // Device assertions are on in this translation unit regardless of the build type, so that the
 // ProxyTrigger range checks can be shown to fire.
 #define MSCCLPP_DEVICE_ASSERTS
-#include <mscclpp/poll_device.hpp>
-
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -17,6 +15,7 @@
 #include <cstdio>
 #include <mscclpp/atomic_device.hpp>
 #include <mscclpp/fifo_device.hpp>
+#include <mscclpp/poll_device.hpp>
 
 #include "device_test_util.hpp"
 

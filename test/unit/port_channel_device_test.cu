@@ -4,13 +4,12 @@
 // Every request method of the port channel handles pushes the documented trigger, and the flushing
 // ones return only after the proxy took the request. A host thread plays the proxy.
 
-#include <mscclpp/port_channel_device.hpp>
-
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdint>
 #include <mscclpp/atomic_device.hpp>
+#include <mscclpp/port_channel_device.hpp>
 #include <thread>
 #include <vector>
 

@@ -5,14 +5,13 @@
 // play the two GPUs: each one's "remote" inbound token is simply the other block's local token. For
 // Host2DeviceSemaphoreDeviceHandle a host thread signals through mapped pinned memory.
 
-#include <mscclpp/semaphore_device.hpp>
-
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdint>
 #include <mscclpp/atomic_device.hpp>
 #include <mscclpp/concurrency_device.hpp>
+#include <mscclpp/semaphore_device.hpp>
 #include <thread>
 #include <vector>
 
@@ -94,8 +93,8 @@ __global__ void pollCountKernel(MemoryDevice2DeviceSemaphoreDeviceHandle a, Memo
 // round. A signaler that reused a stale copy of the outbound count would store a lower token and
 // leave B waiting.
 __global__ void signalerHandOffKernel(MemoryDevice2DeviceSemaphoreDeviceHandle a,
-                                      MemoryDevice2DeviceSemaphoreDeviceHandle b, DeviceSyncer* syncer,
-                                      uint32_t rounds, uint32_t* results) {
+                                      MemoryDevice2DeviceSemaphoreDeviceHandle b, DeviceSyncer* syncer, uint32_t rounds,
+                                      uint32_t* results) {
   const uint32_t signalers = gridDim.x - 1;
   for (uint32_t r = 0; r < rounds; ++r) {
     if (threadIdx.x == 0) {
@@ -200,8 +199,8 @@ TEST(DeviceSemaphoreHandleTest, MemorySemaphoreSignalPublishesWritesAcrossBlocks
   uint32_t rounds = kRounds;
   uint32_t* errorsPtr = errors.get();
   void* args[] = {&a, &b, &toBPtr, &toAPtr, &rounds, &errorsPtr};
-  MSCCLPP_TEST_CUDA(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(pingPongKernel), dim3(2),
-                                                dim3(kThreads), args, 0, nullptr));
+  MSCCLPP_TEST_CUDA(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(pingPongKernel), dim3(2), dim3(kThreads),
+                                                args, 0, nullptr));
   MSCCLPP_TEST_CUDA(cudaDeviceSynchronize());
   EXPECT_EQ(errors.toHost()[0], 0u);
   const std::vector<uint64_t> t = tokens.toHost();
@@ -221,8 +220,8 @@ TEST(DeviceSemaphoreHandleTest, MemorySemaphorePollConsumesEachSignalOnce) {
   uint32_t signals = kSignals;
   uint32_t* resultsPtr = results.get();
   void* args[] = {&a, &b, &signals, &resultsPtr};
-  MSCCLPP_TEST_CUDA(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(pollCountKernel), dim3(2), dim3(1),
-                                                args, 0, nullptr));
+  MSCCLPP_TEST_CUDA(
+      cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(pollCountKernel), dim3(2), dim3(1), args, 0, nullptr));
   MSCCLPP_TEST_CUDA(cudaDeviceSynchronize());
   const std::vector<uint32_t> r = results.toHost();
   EXPECT_EQ(r[0], kSignals) << "outbound counts every signal sent";

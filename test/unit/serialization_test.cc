@@ -1,14 +1,14 @@
 // Copyright (c) 2026 The libmscclpp authors
 // SPDX-License-Identifier: MIT
 
+#include "common/serialization.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <functional>
 #include <mscclpp/errors.hpp>
 #include <random>
-
-#include "common/serialization.hpp"
 
 using namespace mscclpp;
 
@@ -46,7 +46,8 @@ TEST(SerializationTest, RoundTripsValuesAndBytes) {
 TEST(SerializationTest, TruncatedInputThrowsNamingTheField) {
   std::vector<char> bytes(5, 0);
   ByteReader reader(bytes, "Endpoint");
-  expectInvalidUsage([&] { reader.get<uint64_t>("hostHash"); }, "Endpoint: truncated input: hostHash needs 8 bytes, 5 left");
+  expectInvalidUsage([&] { reader.get<uint64_t>("hostHash"); },
+                     "Endpoint: truncated input: hostHash needs 8 bytes, 5 left");
 }
 
 TEST(SerializationTest, EmptyAndNullInputThrow) {

@@ -1,6 +1,8 @@
 // Copyright (c) 2026 The libmscclpp authors
 // SPDX-License-Identifier: MIT
 
+#include "bootstrap/socket.hpp"
+
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
@@ -11,7 +13,6 @@
 #include <thread>
 #include <vector>
 
-#include "bootstrap/socket.hpp"
 #include "common/checks.hpp"
 
 using namespace mscclpp;
@@ -36,9 +37,8 @@ ErrorCode errorCodeOf(F&& f, std::string* message = nullptr) {
 // A connected pair over loopback: {client side, server side}.
 std::pair<TcpSocket, TcpSocket> connectedPair() {
   TcpListener listener = TcpListener::listen(loopback());
-  auto client = std::async(std::launch::async, [&] {
-    return TcpSocket::connect(listener.address(), Deadline::after(10s), "test client");
-  });
+  auto client = std::async(std::launch::async,
+                           [&] { return TcpSocket::connect(listener.address(), Deadline::after(10s), "test client"); });
   TcpSocket server = listener.accept(Deadline::after(10s));
   return {client.get(), std::move(server)};
 }
@@ -137,8 +137,8 @@ TEST(SocketAddressTest, SplitsOffAnInterfaceName) {
 }
 
 TEST(SocketAddressTest, RejectsBadStringsNamingThem) {
-  for (const char* bad : {"", "1.2.3.4", "1.2.3.4:", "1.2.3.4:abc", "1.2.3.4:70000", "1.2.3.4:-1", "[::1:5",
-                          "[::1]5", "[1.2.3.4]:5", ":5", "no-such-host.invalid:5", "eth0::5"}) {
+  for (const char* bad : {"", "1.2.3.4", "1.2.3.4:", "1.2.3.4:abc", "1.2.3.4:70000", "1.2.3.4:-1", "[::1:5", "[::1]5",
+                          "[1.2.3.4]:5", ":5", "no-such-host.invalid:5", "eth0::5"}) {
     std::string message;
     EXPECT_EQ(errorCodeOf([&] { parseSocketAddress(bad); }, &message), ErrorCode::InvalidUsage) << bad;
     EXPECT_NE(message.find(std::string("'") + bad + "'"), std::string::npos) << message;
@@ -211,9 +211,9 @@ TEST(TcpSocketTest, ConnectToANonListeningPortTimesOutNamingIt) {
   // A bound but not listening socket holds the port, so nothing else can answer there.
   TcpListener reserved = TcpListener::bindOnly(loopback());
   std::string message;
-  EXPECT_EQ(errorCodeOf([&] { TcpSocket::connect(reserved.address(), Deadline::after(200ms), "the test peer"); },
-                        &message),
-            ErrorCode::Timeout);
+  EXPECT_EQ(
+      errorCodeOf([&] { TcpSocket::connect(reserved.address(), Deadline::after(200ms), "the test peer"); }, &message),
+      ErrorCode::Timeout);
   EXPECT_NE(message.find("the test peer"), std::string::npos) << message;
   EXPECT_NE(message.find(toString(reserved.address())), std::string::npos) << message;
 }
@@ -253,8 +253,7 @@ TEST(TcpSocketTest, OperationsAfterShutdownAreAborted) {
   EXPECT_EQ(errorCodeOf([&] { client.sendAll(&byte, 1, Deadline::after(1s)); }), ErrorCode::Aborted);
   EXPECT_EQ(errorCodeOf([&] { client.recvAll(&byte, 1, Deadline::after(1s)); }), ErrorCode::Aborted);
   // The other side sees the connection end.
-  EXPECT_EQ(errorCodeOf([&, &server = server] { server.recvAll(&byte, 1, Deadline::after(10s)); }),
-            ErrorCode::Aborted);
+  EXPECT_EQ(errorCodeOf([&, &server = server] { server.recvAll(&byte, 1, Deadline::after(10s)); }), ErrorCode::Aborted);
 }
 
 TEST(TcpListenerTest, ReportsTheEphemeralPort) {
@@ -272,7 +271,8 @@ TEST(TcpListenerTest, AcceptTimesOutAtTheDeadline) {
 
 TEST(TcpListenerTest, ShutdownWakesABlockedAccept) {
   TcpListener listener = TcpListener::listen(loopback());
-  auto blocked = std::async(std::launch::async, [&] { return errorCodeOf([&] { listener.accept(Deadline::never()); }); });
+  auto blocked =
+      std::async(std::launch::async, [&] { return errorCodeOf([&] { listener.accept(Deadline::never()); }); });
   std::this_thread::sleep_for(50ms);
   listener.shutdown();
   EXPECT_EQ(blocked.get(), ErrorCode::Aborted);

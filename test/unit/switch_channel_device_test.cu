@@ -6,11 +6,10 @@
 // It is never launched: that would need a multicast object, which this project never creates on its
 // shared machines. The vector types of gpu_data_types.hpp are checked on the device as well.
 
-#include <mscclpp/switch_channel_device.hpp>
-
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <mscclpp/switch_channel_device.hpp>
 #include <vector>
 
 #include "device_test_util.hpp"

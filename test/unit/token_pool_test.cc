@@ -1,6 +1,8 @@
 // Copyright (c) 2026 The libmscclpp authors
 // SPDX-License-Identifier: MIT
 
+#include "memory/token_pool.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -14,7 +16,6 @@
 #include "common/gpu_test.hpp"
 #include "gpu/driver_api.hpp"
 #include "memory/gpu_ipc_mem.hpp"
-#include "memory/token_pool.hpp"
 
 using namespace mscclpp;
 

@@ -60,4 +60,3 @@ TEST(UtilsTest, HashCombineDependsOnTheValuesAndTheirOrder) {
   EXPECT_NE(ab, ba);
   EXPECT_EQ(ab, again);
 }
-

@@ -59,81 +59,81 @@ __device__ __noinline__ inline void multimemUnsupported() {
 #endif
 
 // Stamps out the scalar forms of the three instructions for one PTX element type.
-#define MSCCLPP_ARCH_MULTIMEM_SCALAR_FORMS(Tag, ptx)                                                               \
-  template <>                                                                                                      \
-  struct MultimemLdReduceAdd<Tag, 1> {                                                                             \
-    MSCCLPP_DEVICE_INLINE static void load(uint32_t* r, const void* p) {                                           \
-      MSCCLPP_ARCH_MULTIMEM_BODY("multimem.ld_reduce.relaxed.sys.global.add." ptx " %0, [%1];"                     \
-                                 : "=r"(r[0])                                                                      \
-                                 : "l"(p)                                                                          \
-                                 : "memory");                                                                      \
-    }                                                                                                              \
-  };                                                                                                               \
-  template <>                                                                                                      \
-  struct MultimemSt<Tag, 1> {                                                                                      \
-    MSCCLPP_DEVICE_INLINE static void store(void* p, const uint32_t* r) {                                          \
+#define MSCCLPP_ARCH_MULTIMEM_SCALAR_FORMS(Tag, ptx)                                                                 \
+  template <>                                                                                                        \
+  struct MultimemLdReduceAdd<Tag, 1> {                                                                               \
+    MSCCLPP_DEVICE_INLINE static void load(uint32_t* r, const void* p) {                                             \
+      MSCCLPP_ARCH_MULTIMEM_BODY("multimem.ld_reduce.relaxed.sys.global.add." ptx " %0, [%1];"                       \
+                                 : "=r"(r[0])                                                                        \
+                                 : "l"(p)                                                                            \
+                                 : "memory");                                                                        \
+    }                                                                                                                \
+  };                                                                                                                 \
+  template <>                                                                                                        \
+  struct MultimemSt<Tag, 1> {                                                                                        \
+    MSCCLPP_DEVICE_INLINE static void store(void* p, const uint32_t* r) {                                            \
       MSCCLPP_ARCH_MULTIMEM_BODY("multimem.st.relaxed.sys.global." ptx " [%0], %1;" ::"l"(p), "r"(r[0]) : "memory"); \
-    }                                                                                                              \
-  };                                                                                                               \
-  template <>                                                                                                      \
-  struct MultimemRedAdd<Tag, 1> {                                                                                  \
-    MSCCLPP_DEVICE_INLINE static void reduce(void* p, const uint32_t* r) {                                         \
-      MSCCLPP_ARCH_MULTIMEM_BODY("multimem.red.relaxed.sys.global.add." ptx " [%0], %1;" ::"l"(p), "r"(r[0])        \
-                                 : "memory");                                                                      \
-    }                                                                                                              \
+    }                                                                                                                \
+  };                                                                                                                 \
+  template <>                                                                                                        \
+  struct MultimemRedAdd<Tag, 1> {                                                                                    \
+    MSCCLPP_DEVICE_INLINE static void reduce(void* p, const uint32_t* r) {                                           \
+      MSCCLPP_ARCH_MULTIMEM_BODY("multimem.red.relaxed.sys.global.add." ptx " [%0], %1;" ::"l"(p), "r"(r[0])         \
+                                 : "memory");                                                                        \
+    }                                                                                                                \
   };
 
 // Stamps out the .v2 and .v4 forms, which PTX offers for floating-point element types only.
-#define MSCCLPP_ARCH_MULTIMEM_VECTOR_FORMS(Tag, ptx)                                                               \
-  template <>                                                                                                      \
-  struct MultimemLdReduceAdd<Tag, 2> {                                                                             \
-    MSCCLPP_DEVICE_INLINE static void load(uint32_t* r, const void* p) {                                           \
-      MSCCLPP_ARCH_MULTIMEM_BODY("multimem.ld_reduce.relaxed.sys.global.add.v2." ptx " {%0,%1}, [%2];"             \
-                                 : "=r"(r[0]), "=r"(r[1])                                                          \
-                                 : "l"(p)                                                                          \
-                                 : "memory");                                                                      \
-    }                                                                                                              \
-  };                                                                                                               \
-  template <>                                                                                                      \
-  struct MultimemLdReduceAdd<Tag, 4> {                                                                             \
-    MSCCLPP_DEVICE_INLINE static void load(uint32_t* r, const void* p) {                                           \
-      MSCCLPP_ARCH_MULTIMEM_BODY("multimem.ld_reduce.relaxed.sys.global.add.v4." ptx " {%0,%1,%2,%3}, [%4];"       \
-                                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])                                  \
-                                 : "l"(p)                                                                          \
-                                 : "memory");                                                                      \
-    }                                                                                                              \
-  };                                                                                                               \
-  template <>                                                                                                      \
-  struct MultimemSt<Tag, 2> {                                                                                      \
-    MSCCLPP_DEVICE_INLINE static void store(void* p, const uint32_t* r) {                                          \
-      MSCCLPP_ARCH_MULTIMEM_BODY("multimem.st.relaxed.sys.global.v2." ptx " [%0], {%1,%2};" ::"l"(p), "r"(r[0]),    \
-                                 "r"(r[1])                                                                         \
-                                 : "memory");                                                                      \
-    }                                                                                                              \
-  };                                                                                                               \
-  template <>                                                                                                      \
-  struct MultimemSt<Tag, 4> {                                                                                      \
-    MSCCLPP_DEVICE_INLINE static void store(void* p, const uint32_t* r) {                                          \
-      MSCCLPP_ARCH_MULTIMEM_BODY("multimem.st.relaxed.sys.global.v4." ptx " [%0], {%1,%2,%3,%4};" ::"l"(p),         \
-                                 "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])                                        \
-                                 : "memory");                                                                      \
-    }                                                                                                              \
-  };                                                                                                               \
-  template <>                                                                                                      \
-  struct MultimemRedAdd<Tag, 2> {                                                                                  \
-    MSCCLPP_DEVICE_INLINE static void reduce(void* p, const uint32_t* r) {                                         \
-      MSCCLPP_ARCH_MULTIMEM_BODY("multimem.red.relaxed.sys.global.add.v2." ptx " [%0], {%1,%2};" ::"l"(p),          \
-                                 "r"(r[0]), "r"(r[1])                                                              \
-                                 : "memory");                                                                      \
-    }                                                                                                              \
-  };                                                                                                               \
-  template <>                                                                                                      \
-  struct MultimemRedAdd<Tag, 4> {                                                                                  \
-    MSCCLPP_DEVICE_INLINE static void reduce(void* p, const uint32_t* r) {                                         \
-      MSCCLPP_ARCH_MULTIMEM_BODY("multimem.red.relaxed.sys.global.add.v4." ptx " [%0], {%1,%2,%3,%4};" ::"l"(p),    \
-                                 "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])                                        \
-                                 : "memory");                                                                      \
-    }                                                                                                              \
+#define MSCCLPP_ARCH_MULTIMEM_VECTOR_FORMS(Tag, ptx)                                                                   \
+  template <>                                                                                                          \
+  struct MultimemLdReduceAdd<Tag, 2> {                                                                                 \
+    MSCCLPP_DEVICE_INLINE static void load(uint32_t* r, const void* p) {                                               \
+      MSCCLPP_ARCH_MULTIMEM_BODY("multimem.ld_reduce.relaxed.sys.global.add.v2." ptx " {%0,%1}, [%2];"                 \
+                                 : "=r"(r[0]), "=r"(r[1])                                                              \
+                                 : "l"(p)                                                                              \
+                                 : "memory");                                                                          \
+    }                                                                                                                  \
+  };                                                                                                                   \
+  template <>                                                                                                          \
+  struct MultimemLdReduceAdd<Tag, 4> {                                                                                 \
+    MSCCLPP_DEVICE_INLINE static void load(uint32_t* r, const void* p) {                                               \
+      MSCCLPP_ARCH_MULTIMEM_BODY("multimem.ld_reduce.relaxed.sys.global.add.v4." ptx " {%0,%1,%2,%3}, [%4];"           \
+                                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])                                      \
+                                 : "l"(p)                                                                              \
+                                 : "memory");                                                                          \
+    }                                                                                                                  \
+  };                                                                                                                   \
+  template <>                                                                                                          \
+  struct MultimemSt<Tag, 2> {                                                                                          \
+    MSCCLPP_DEVICE_INLINE static void store(void* p, const uint32_t* r) {                                              \
+      MSCCLPP_ARCH_MULTIMEM_BODY("multimem.st.relaxed.sys.global.v2." ptx " [%0], {%1,%2};" ::"l"(p), "r"(r[0]),       \
+                                 "r"(r[1])                                                                             \
+                                 : "memory");                                                                          \
+    }                                                                                                                  \
+  };                                                                                                                   \
+  template <>                                                                                                          \
+  struct MultimemSt<Tag, 4> {                                                                                          \
+    MSCCLPP_DEVICE_INLINE static void store(void* p, const uint32_t* r) {                                              \
+      MSCCLPP_ARCH_MULTIMEM_BODY("multimem.st.relaxed.sys.global.v4." ptx " [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(r[0]), \
+                                 "r"(r[1]), "r"(r[2]), "r"(r[3])                                                       \
+                                 : "memory");                                                                          \
+    }                                                                                                                  \
+  };                                                                                                                   \
+  template <>                                                                                                          \
+  struct MultimemRedAdd<Tag, 2> {                                                                                      \
+    MSCCLPP_DEVICE_INLINE static void reduce(void* p, const uint32_t* r) {                                             \
+      MSCCLPP_ARCH_MULTIMEM_BODY("multimem.red.relaxed.sys.global.add.v2." ptx " [%0], {%1,%2};" ::"l"(p), "r"(r[0]),  \
+                                 "r"(r[1])                                                                             \
+                                 : "memory");                                                                          \
+    }                                                                                                                  \
+  };                                                                                                                   \
+  template <>                                                                                                          \
+  struct MultimemRedAdd<Tag, 4> {                                                                                      \
+    MSCCLPP_DEVICE_INLINE static void reduce(void* p, const uint32_t* r) {                                             \
+      MSCCLPP_ARCH_MULTIMEM_BODY("multimem.red.relaxed.sys.global.add.v4." ptx " [%0], {%1,%2,%3,%4};" ::"l"(p),       \
+                                 "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])                                            \
+                                 : "memory");                                                                          \
+    }                                                                                                                  \
   };
 
 MSCCLPP_ARCH_MULTIMEM_SCALAR_FORMS(PtxS32, "s32")

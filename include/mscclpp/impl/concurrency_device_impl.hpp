@@ -45,9 +45,8 @@ MSCCLPP_DEVICE_INLINE bool DeviceSemaphore::tryAcquire() {
          detail::atomicCompareExchangeWeak<int, scopeDevice>(&semaphore_, available, available - 1, memoryOrderAcquire);
 }
 
-MSCCLPP_DEVICE_INLINE void DeviceSemaphore::acquire(int maxSpinCount) {
-  POLL_MAYBE_JAILBREAK((!tryAcquire()), maxSpinCount)
-}
+MSCCLPP_DEVICE_INLINE void DeviceSemaphore::acquire(int maxSpinCount){
+    POLL_MAYBE_JAILBREAK((!tryAcquire()), maxSpinCount)}
 
 MSCCLPP_DEVICE_INLINE void DeviceSemaphore::release() {
   atomicFetchAdd<int, scopeDevice>(&semaphore_, 1, memoryOrderRelease);

@@ -79,8 +79,9 @@ struct MultimemPtxOf<double> {
 /// The PTX type for moving a V through a pointer to P: V's own element type when V is a vector type
 /// of this library, else P's.
 template <typename V, typename P>
-using MultimemPtx = typename MultimemPtxOf<typename std::conditional_t<
-    std::is_same_v<typename MultimemScalarOf<V>::type, V>, MultimemScalarOf<P>, MultimemScalarOf<V>>::type>::type;
+using MultimemPtx =
+    typename MultimemPtxOf<typename std::conditional_t<std::is_same_v<typename MultimemScalarOf<V>::type, V>,
+                                                       MultimemScalarOf<P>, MultimemScalarOf<V>>::type>::type;
 
 /// Number of 32-bit registers a V occupies (a variable, not a function, so that device code may use it
 /// without --expt-relaxed-constexpr).

@@ -89,8 +89,7 @@ ncclResult_t initRank(ncclComm_t* out, int nranks, const mscclpp::UniqueId& id, 
                       const char* call) {
   NCCL_REQUIRE(out != nullptr, nullptr, ncclInvalidArgument, "comm (the result pointer) is NULL");
   NCCL_REQUIRE(nranks >= 1, nullptr, ncclInvalidArgument, "nranks ", nranks, " is not positive");
-  NCCL_REQUIRE(rank >= 0 && rank < nranks, nullptr, ncclInvalidArgument, "rank ", rank, " is not in [0, ", nranks,
-               ")");
+  NCCL_REQUIRE(rank >= 0 && rank < nranks, nullptr, ncclInvalidArgument, "rank ", rank, " is not in [0, ", nranks, ")");
   mscclpp::nccl::JoinSpec spec;
   std::string problem;
   NCCL_REQUIRE(mscclpp::nccl::readConfig(config, spec.config, problem), nullptr, ncclInvalidArgument, problem);
@@ -177,8 +176,8 @@ ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
   NCCL_REQUIRE(ndev >= 1, nullptr, ncclInvalidArgument, "ndev ", ndev, " is not positive");
   int nDevices = 0;
   cudaError_t err = cudaGetDeviceCount(&nDevices);
-  NCCL_REQUIRE(err == cudaSuccess, nullptr, ncclUnhandledCudaError, "cudaGetDeviceCount failed: ",
-               cudaGetErrorString(err));
+  NCCL_REQUIRE(err == cudaSuccess, nullptr, ncclUnhandledCudaError,
+               "cudaGetDeviceCount failed: ", cudaGetErrorString(err));
   for (int i = 0; i < ndev; ++i) {
     const int dev = devlist != nullptr ? devlist[i] : i;
     NCCL_REQUIRE(dev >= 0 && dev < nDevices, nullptr, ncclInvalidArgument, "device ", dev, " (entry ", i,
@@ -217,7 +216,8 @@ ncclResult_t ncclCommFinalize(ncclComm_t comm) {
       MSCCLPP_CUDATHROW(cudaDeviceSynchronize());
       if (comm->real != nullptr) {
         ncclResult_t res = comm->realLib->CommFinalize(comm->real);
-        if (res != ncclSuccess) MSCCLPP_THROW(RemoteError, "ncclCommFinalize of the real NCCL: ", comm->realLib->GetErrorString(res));
+        if (res != ncclSuccess)
+          MSCCLPP_THROW(RemoteError, "ncclCommFinalize of the real NCCL: ", comm->realLib->GetErrorString(res));
       }
       comm->bootstrap->barrier();
       return ncclSuccess;
@@ -377,14 +377,14 @@ ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncc
 
 ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
-  return collective(__func__, task(Call::Send, comm, sendbuff, nullptr, count, datatype, ncclSum, peer, stream),
-                    false, true, true, false);
+  return collective(__func__, task(Call::Send, comm, sendbuff, nullptr, count, datatype, ncclSum, peer, stream), false,
+                    true, true, false);
 }
 
 ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
-  return collective(__func__, task(Call::Recv, comm, nullptr, recvbuff, count, datatype, ncclSum, peer, stream),
-                    false, true, false, true);
+  return collective(__func__, task(Call::Recv, comm, nullptr, recvbuff, count, datatype, ncclSum, peer, stream), false,
+                    true, false, true);
 }
 
 ncclResult_t ncclGroupStart() {

@@ -91,9 +91,8 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newc
     for (const Member& m : members) {
       if (color != NCCL_SPLIT_NOCOLOR && m.color == color) mine.push_back(m);
     }
-    std::stable_sort(mine.begin(), mine.end(), [](const Member& a, const Member& b) {
-      return a.key != b.key ? a.key < b.key : a.rank < b.rank;
-    });
+    std::stable_sort(mine.begin(), mine.end(),
+                     [](const Member& a, const Member& b) { return a.key != b.key ? a.key < b.key : a.rank < b.rank; });
     // The first member of each color makes the child's id; every rank contributes a slot.
     const bool leader = !mine.empty() && mine.front().rank == comm->rank;
     std::vector<mscclpp::UniqueId> ids(comm->nRanks);
@@ -164,7 +163,8 @@ ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, size_t size, vo
     void* realHandle = nullptr;
     if (comm->real != nullptr) {
       ncclResult_t res = comm->realLib->CommRegister(comm->real, buff, size, &realHandle);
-      if (res != ncclSuccess) MSCCLPP_THROW(RemoteError, "ncclCommRegister of the real NCCL: ", comm->realLib->GetErrorString(res));
+      if (res != ncclSuccess)
+        MSCCLPP_THROW(RemoteError, "ncclCommRegister of the real NCCL: ", comm->realLib->GetErrorString(res));
     }
     *handle = new ncclWindow_vidmem{buff, size, false, static_cast<ncclWindow_t>(realHandle)};
     return ncclSuccess;
@@ -178,7 +178,8 @@ ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle) {
     std::unique_ptr<ncclWindow_vidmem> reg(static_cast<ncclWindow_vidmem*>(handle));
     if (comm->real != nullptr && reg->real != nullptr) {
       ncclResult_t res = comm->realLib->CommDeregister(comm->real, reg->real);
-      if (res != ncclSuccess) MSCCLPP_THROW(RemoteError, "ncclCommDeregister of the real NCCL: ", comm->realLib->GetErrorString(res));
+      if (res != ncclSuccess)
+        MSCCLPP_THROW(RemoteError, "ncclCommDeregister of the real NCCL: ", comm->realLib->GetErrorString(res));
     }
     return ncclSuccess;
   });
@@ -189,8 +190,8 @@ ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, nc
   NCCL_REQUIRE(win != nullptr, comm, ncclInvalidArgument, "win is NULL");
   NCCL_REQUIRE(buff != nullptr && size > 0, comm, ncclInvalidArgument, "buffer ", buff, " of ", size,
                " bytes is empty");
-  NCCL_REQUIRE((winFlags & ~NCCL_WIN_COLL_SYMMETRIC) == 0, comm, ncclInvalidArgument, "winFlags 0x", std::hex,
-               winFlags, " has bits other than NCCL_WIN_COLL_SYMMETRIC");
+  NCCL_REQUIRE((winFlags & ~NCCL_WIN_COLL_SYMMETRIC) == 0, comm, ncclInvalidArgument, "winFlags 0x", std::hex, winFlags,
+               " has bits other than NCCL_WIN_COLL_SYMMETRIC");
   return apiCall(comm, __func__, [&]() {
     auto window = std::make_unique<ncclWindow_vidmem>(ncclWindow_vidmem{buff, size, false, nullptr});
     if (comm->collectives != nullptr) {
@@ -199,7 +200,8 @@ ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, nc
     }
     if (comm->real != nullptr) {
       ncclResult_t res = comm->realLib->CommWindowRegister(comm->real, buff, size, &window->real, winFlags);
-      if (res != ncclSuccess) MSCCLPP_THROW(RemoteError, "ncclCommWindowRegister of the real NCCL: ", comm->realLib->GetErrorString(res));
+      if (res != ncclSuccess)
+        MSCCLPP_THROW(RemoteError, "ncclCommWindowRegister of the real NCCL: ", comm->realLib->GetErrorString(res));
     }
     *win = window.release();
     return ncclSuccess;
@@ -214,7 +216,8 @@ ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
     if (window->onOurs) comm->collectives->deregisterBuffer(window->buff);
     if (window->real != nullptr) {
       ncclResult_t res = comm->realLib->CommWindowDeregister(comm->real, window->real);
-      if (res != ncclSuccess) MSCCLPP_THROW(RemoteError, "ncclCommWindowDeregister of the real NCCL: ", comm->realLib->GetErrorString(res));
+      if (res != ncclSuccess)
+        MSCCLPP_THROW(RemoteError, "ncclCommWindowDeregister of the real NCCL: ", comm->realLib->GetErrorString(res));
     }
     return ncclSuccess;
   });
@@ -238,7 +241,8 @@ ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataTyp
                                     ncclSum};
     if (comm->real != nullptr) {
       ncclResult_t res = comm->realLib->RedOpCreatePreMulSum(&made.realOp, scalar, datatype, residence, comm->real);
-      if (res != ncclSuccess) MSCCLPP_THROW(RemoteError, "ncclRedOpCreatePreMulSum of the real NCCL: ", comm->realLib->GetErrorString(res));
+      if (res != ncclSuccess)
+        MSCCLPP_THROW(RemoteError, "ncclRedOpCreatePreMulSum of the real NCCL: ", comm->realLib->GetErrorString(res));
     }
     std::lock_guard<std::mutex> lock(comm->mutex);
     MSCCLPP_CHECK_USAGE(comm->nextPreMulSumOp < ncclMaxRedOp, "no reduction operator values are left");

@@ -39,16 +39,36 @@ bool forcedToReal(collectives::Collective kind) {
   if (list == "all") return true;
   const char* name = nullptr;
   switch (kind) {
-    case collectives::Collective::AllReduce: name = "allreduce"; break;
-    case collectives::Collective::AllGather: name = "allgather"; break;
-    case collectives::Collective::ReduceScatter: name = "reducescatter"; break;
-    case collectives::Collective::Broadcast: name = "broadcast"; break;
-    case collectives::Collective::Reduce: name = "reduce"; break;
-    case collectives::Collective::AllToAll: name = "alltoall"; break;
-    case collectives::Collective::AllToAllv: name = "alltoallv"; break;
-    case collectives::Collective::Gather: name = "gather"; break;
-    case collectives::Collective::Scatter: name = "scatter"; break;
-    case collectives::Collective::SendRecv: name = "sendrecv"; break;
+    case collectives::Collective::AllReduce:
+      name = "allreduce";
+      break;
+    case collectives::Collective::AllGather:
+      name = "allgather";
+      break;
+    case collectives::Collective::ReduceScatter:
+      name = "reducescatter";
+      break;
+    case collectives::Collective::Broadcast:
+      name = "broadcast";
+      break;
+    case collectives::Collective::Reduce:
+      name = "reduce";
+      break;
+    case collectives::Collective::AllToAll:
+      name = "alltoall";
+      break;
+    case collectives::Collective::AllToAllv:
+      name = "alltoallv";
+      break;
+    case collectives::Collective::Gather:
+      name = "gather";
+      break;
+    case collectives::Collective::Scatter:
+      name = "scatter";
+      break;
+    case collectives::Collective::SendRecv:
+      name = "sendrecv";
+      break;
   }
   for (const std::string& item : splitList(list)) {
     if (item == name) return true;
@@ -73,8 +93,8 @@ void makeRealComm(ncclComm* comm, const std::vector<RankInfo>& infos) {
     if (res != ncclSuccess) {
       // The broadcast still runs, so the other ranks learn of the failure instead of waiting.
       std::memset(&realId, 0, sizeof(realId));
-      LOG_WARN(NCCL, "ncclGetUniqueId of the NCCL at ", comm->realLib->path, " failed: ",
-               comm->realLib->GetErrorString(res));
+      LOG_WARN(NCCL, "ncclGetUniqueId of the NCCL at ", comm->realLib->path,
+               " failed: ", comm->realLib->GetErrorString(res));
     }
   }
   comm->bootstrap->broadcast(&realId, sizeof(realId), 0);
@@ -87,8 +107,9 @@ void makeRealComm(ncclComm* comm, const std::vector<RankInfo>& infos) {
   ncclResult_t res = comm->realLib->CommInitRankConfig(&comm->real, comm->nRanks, realId, comm->rank, &config);
   if (res != ncclSuccess) {
     comm->real = nullptr;
-    comm->realProblem = concat("the NCCL at ", comm->realLib->path, " failed to make its communicator: ",
-                               comm->realLib->GetErrorString(res), ": ", comm->realLib->GetLastError(nullptr));
+    comm->realProblem = concat("the NCCL at ", comm->realLib->path,
+                               " failed to make its communicator: ", comm->realLib->GetErrorString(res), ": ",
+                               comm->realLib->GetLastError(nullptr));
     LOG_WARN(NCCL, "rank ", comm->rank, ": ", comm->realProblem);
   }
 }
@@ -123,11 +144,11 @@ void joinComm(ncclComm* comm, const JoinSpec& spec) {
   }
 
   if (comm->collectives == nullptr && comm->real == nullptr) {
-    MSCCLPP_THROW(InvalidUsage, "no way to run collectives for this communicator: ", comm->collectivesProblem,
-                  "; and ", comm->realProblem);
+    MSCCLPP_THROW(InvalidUsage, "no way to run collectives for this communicator: ", comm->collectivesProblem, "; and ",
+                  comm->realProblem);
   }
-  LOG_INFO(NCCL, "communicator ", comm->config.commName.empty() ? "" : comm->config.commName + " ", "rank ",
-           spec.rank, " of ", spec.nRanks, " on GPU ", spec.cudaDev, " (", mine.busId, "), ",
+  LOG_INFO(NCCL, "communicator ", comm->config.commName.empty() ? "" : comm->config.commName + " ", "rank ", spec.rank,
+           " of ", spec.nRanks, " on GPU ", spec.cudaDev, " (", mine.busId, "), ",
            comm->real != nullptr ? "with" : "without", " a real NCCL alongside");
 }
 
@@ -155,7 +176,8 @@ ncclComm::~ncclComm() {
   }
   if (real != nullptr) {
     ncclResult_t res = aborted ? realLib->CommAbort(real) : realLib->CommDestroy(real);
-    if (res != ncclSuccess) LOG_WARN(NCCL, "destroying the NCCL communicator alongside failed: ", realLib->GetErrorString(res));
+    if (res != ncclSuccess)
+      LOG_WARN(NCCL, "destroying the NCCL communicator alongside failed: ", realLib->GetErrorString(res));
   }
   magic = kDestroyed;
 }

@@ -33,12 +33,13 @@ bool readConfig(const ncclConfig_t* config, CommConfig& out, std::string& proble
     }
     std::memcpy(&c, config, size < sizeof(c) ? size : sizeof(c));
     if (c.magic != kConfigMagic) {
-      problem = concat("ncclConfig_t magic 0x", std::hex, c.magic, " is not 0xcafebeef: not made with NCCL_CONFIG_INITIALIZER");
+      problem = concat("ncclConfig_t magic 0x", std::hex, c.magic,
+                       " is not 0xcafebeef: not made with NCCL_CONFIG_INITIALIZER");
       return false;
     }
     if (c.version < kFirstConfigVersion) {
-      problem = concat("ncclConfig_t version ", c.version, " is not a version of NCCL with ncclConfig_t (2.14 = ",
-                       kFirstConfigVersion, " or later)");
+      problem = concat("ncclConfig_t version ", c.version,
+                       " is not a version of NCCL with ncclConfig_t (2.14 = ", kFirstConfigVersion, " or later)");
       return false;
     }
     // Fields newer than the caller's version hold whatever its struct had there: use the defaults.

@@ -6,10 +6,9 @@
 #include <algorithm>
 #include <exception>
 #include <map>
+#include <mscclpp/gpu_utils.hpp>
 #include <thread>
 #include <vector>
-
-#include <mscclpp/gpu_utils.hpp>
 
 #include "common/checks.hpp"
 #include "common/logger.hpp"
@@ -29,16 +28,25 @@ thread_local GroupState group;
 
 collectives::Collective collectiveOf(Call call) {
   switch (call) {
-    case Call::AllReduce: return collectives::Collective::AllReduce;
-    case Call::AllGather: return collectives::Collective::AllGather;
-    case Call::ReduceScatter: return collectives::Collective::ReduceScatter;
-    case Call::Broadcast: return collectives::Collective::Broadcast;
-    case Call::Reduce: return collectives::Collective::Reduce;
-    case Call::AllToAll: return collectives::Collective::AllToAll;
-    case Call::Gather: return collectives::Collective::Gather;
-    case Call::Scatter: return collectives::Collective::Scatter;
+    case Call::AllReduce:
+      return collectives::Collective::AllReduce;
+    case Call::AllGather:
+      return collectives::Collective::AllGather;
+    case Call::ReduceScatter:
+      return collectives::Collective::ReduceScatter;
+    case Call::Broadcast:
+      return collectives::Collective::Broadcast;
+    case Call::Reduce:
+      return collectives::Collective::Reduce;
+    case Call::AllToAll:
+      return collectives::Collective::AllToAll;
+    case Call::Gather:
+      return collectives::Collective::Gather;
+    case Call::Scatter:
+      return collectives::Collective::Scatter;
     case Call::Send:
-    case Call::Recv: return collectives::Collective::SendRecv;
+    case Call::Recv:
+      return collectives::Collective::SendRecv;
   }
   MSCCLPP_ASSERT(false, "unknown call ", static_cast<int>(call));
 }
@@ -62,16 +70,36 @@ ncclRedOp_t realOpOf(const Task& task) {
 void runCollectiveOnOurs(const Task& t) {
   collectives::Collectives& c = *t.comm->collectives;
   switch (t.call) {
-    case Call::AllReduce: c.allReduce(t.send, t.recv, t.count, typeOf(t.type), opOf(t), t.stream); return;
-    case Call::AllGather: c.allGather(t.send, t.recv, t.count, typeOf(t.type), t.stream); return;
-    case Call::ReduceScatter: c.reduceScatter(t.send, t.recv, t.count, typeOf(t.type), opOf(t), t.stream); return;
-    case Call::Broadcast: c.broadcast(t.send, t.recv, t.count, typeOf(t.type), t.root, t.stream); return;
-    case Call::Reduce: c.reduce(t.send, t.recv, t.count, typeOf(t.type), opOf(t), t.root, t.stream); return;
-    case Call::AllToAll: c.allToAll(t.send, t.recv, t.count, typeOf(t.type), t.stream); return;
-    case Call::Gather: c.gather(t.send, t.recv, t.count, typeOf(t.type), t.root, t.stream); return;
-    case Call::Scatter: c.scatter(t.send, t.recv, t.count, typeOf(t.type), t.root, t.stream); return;
-    case Call::Send: c.send(t.send, t.count, typeOf(t.type), t.root, t.stream); return;
-    case Call::Recv: c.recv(t.recv, t.count, typeOf(t.type), t.root, t.stream); return;
+    case Call::AllReduce:
+      c.allReduce(t.send, t.recv, t.count, typeOf(t.type), opOf(t), t.stream);
+      return;
+    case Call::AllGather:
+      c.allGather(t.send, t.recv, t.count, typeOf(t.type), t.stream);
+      return;
+    case Call::ReduceScatter:
+      c.reduceScatter(t.send, t.recv, t.count, typeOf(t.type), opOf(t), t.stream);
+      return;
+    case Call::Broadcast:
+      c.broadcast(t.send, t.recv, t.count, typeOf(t.type), t.root, t.stream);
+      return;
+    case Call::Reduce:
+      c.reduce(t.send, t.recv, t.count, typeOf(t.type), opOf(t), t.root, t.stream);
+      return;
+    case Call::AllToAll:
+      c.allToAll(t.send, t.recv, t.count, typeOf(t.type), t.stream);
+      return;
+    case Call::Gather:
+      c.gather(t.send, t.recv, t.count, typeOf(t.type), t.root, t.stream);
+      return;
+    case Call::Scatter:
+      c.scatter(t.send, t.recv, t.count, typeOf(t.type), t.root, t.stream);
+      return;
+    case Call::Send:
+      c.send(t.send, t.count, typeOf(t.type), t.root, t.stream);
+      return;
+    case Call::Recv:
+      c.recv(t.recv, t.count, typeOf(t.type), t.root, t.stream);
+      return;
   }
 }
 
@@ -86,18 +114,26 @@ void runOnReal(const Task& t) {
   const RealNccl& lib = *t.comm->realLib;
   ncclComm_t r = t.comm->real;
   switch (t.call) {
-    case Call::AllReduce: return checkReal(t, lib.AllReduce(t.send, t.recv, t.count, t.type, realOpOf(t), r, t.stream));
-    case Call::AllGather: return checkReal(t, lib.AllGather(t.send, t.recv, t.count, t.type, r, t.stream));
+    case Call::AllReduce:
+      return checkReal(t, lib.AllReduce(t.send, t.recv, t.count, t.type, realOpOf(t), r, t.stream));
+    case Call::AllGather:
+      return checkReal(t, lib.AllGather(t.send, t.recv, t.count, t.type, r, t.stream));
     case Call::ReduceScatter:
       return checkReal(t, lib.ReduceScatter(t.send, t.recv, t.count, t.type, realOpOf(t), r, t.stream));
-    case Call::Broadcast: return checkReal(t, lib.Broadcast(t.send, t.recv, t.count, t.type, t.root, r, t.stream));
+    case Call::Broadcast:
+      return checkReal(t, lib.Broadcast(t.send, t.recv, t.count, t.type, t.root, r, t.stream));
     case Call::Reduce:
       return checkReal(t, lib.Reduce(t.send, t.recv, t.count, t.type, realOpOf(t), t.root, r, t.stream));
-    case Call::AllToAll: return checkReal(t, lib.AlltoAll(t.send, t.recv, t.count, t.type, r, t.stream));
-    case Call::Gather: return checkReal(t, lib.Gather(t.send, t.recv, t.count, t.type, t.root, r, t.stream));
-    case Call::Scatter: return checkReal(t, lib.Scatter(t.send, t.recv, t.count, t.type, t.root, r, t.stream));
-    case Call::Send: return checkReal(t, lib.Send(t.send, t.count, t.type, t.root, r, t.stream));
-    case Call::Recv: return checkReal(t, lib.Recv(t.recv, t.count, t.type, t.root, r, t.stream));
+    case Call::AllToAll:
+      return checkReal(t, lib.AlltoAll(t.send, t.recv, t.count, t.type, r, t.stream));
+    case Call::Gather:
+      return checkReal(t, lib.Gather(t.send, t.recv, t.count, t.type, t.root, r, t.stream));
+    case Call::Scatter:
+      return checkReal(t, lib.Scatter(t.send, t.recv, t.count, t.type, t.root, r, t.stream));
+    case Call::Send:
+      return checkReal(t, lib.Send(t.send, t.count, t.type, t.root, r, t.stream));
+    case Call::Recv:
+      return checkReal(t, lib.Recv(t.recv, t.count, t.type, t.root, r, t.stream));
   }
 }
 
@@ -123,7 +159,8 @@ void runP2pOnOurs(ncclComm* comm, const std::vector<Task>& p2p) {
   cudaStream_t main = p2p.front().stream;
   std::vector<cudaStream_t> others;
   for (const Task& t : p2p) {
-    if (t.stream != main && std::find(others.begin(), others.end(), t.stream) == others.end()) others.push_back(t.stream);
+    if (t.stream != main && std::find(others.begin(), others.end(), t.stream) == others.end())
+      others.push_back(t.stream);
   }
   std::vector<cudaEvent_t> events;
   auto makeEvent = [&]() {

@@ -5,9 +5,8 @@
 
 #include <dlfcn.h>
 
-#include <string_view>
-
 #include <mscclpp/env.hpp>
+#include <string_view>
 
 #include "common/logger.hpp"
 #include "common/strings.hpp"

@@ -18,14 +18,21 @@ std::string processLastError;
 
 ncclResult_t resultOfCode(ErrorCode code) {
   switch (code) {
-    case ErrorCode::SystemError: return ncclSystemError;
-    case ErrorCode::InternalError: return ncclInternalError;
-    case ErrorCode::RemoteError: return ncclRemoteError;
-    case ErrorCode::InvalidUsage: return ncclInvalidUsage;
+    case ErrorCode::SystemError:
+      return ncclSystemError;
+    case ErrorCode::InternalError:
+      return ncclInternalError;
+    case ErrorCode::RemoteError:
+      return ncclRemoteError;
+    case ErrorCode::InvalidUsage:
+      return ncclInvalidUsage;
     // NCCL 2.28.3 has no timeout code: a peer that did not answer in time is a remote failure.
-    case ErrorCode::Timeout: return ncclRemoteError;
-    case ErrorCode::Aborted: return ncclRemoteError;
-    case ErrorCode::ExecutorError: return ncclInternalError;
+    case ErrorCode::Timeout:
+      return ncclRemoteError;
+    case ErrorCode::Aborted:
+      return ncclRemoteError;
+    case ErrorCode::ExecutorError:
+      return ncclInternalError;
   }
   return ncclInternalError;
 }
@@ -75,15 +82,24 @@ std::string lastError(ncclComm_t comm) {
 
 const char* resultName(ncclResult_t result) {
   switch (result) {
-    case ncclSuccess: return "no error";
-    case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
-    case ncclSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
-    case ncclInternalError: return "internal error - please report this issue to the libmscclpp developers";
-    case ncclInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
-    case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
-    case ncclRemoteError: return "remote process exited or there was a network error";
-    case ncclInProgress: return "NCCL operation in progress";
-    case ncclNumResults: break;
+    case ncclSuccess:
+      return "no error";
+    case ncclUnhandledCudaError:
+      return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+    case ncclSystemError:
+      return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+    case ncclInternalError:
+      return "internal error - please report this issue to the libmscclpp developers";
+    case ncclInvalidArgument:
+      return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+    case ncclInvalidUsage:
+      return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+    case ncclRemoteError:
+      return "remote process exited or there was a network error";
+    case ncclInProgress:
+      return "NCCL operation in progress";
+    case ncclNumResults:
+      break;
   }
   return "unknown result code";
 }

@@ -48,11 +48,11 @@ ncclResult_t apiCall(ncclComm_t comm, const char* call, Body&& body) noexcept {
 }  // namespace mscclpp::nccl
 
 /// Inside an entry point: fails the call with `code` and the streamed message unless `cond` holds.
-#define NCCL_REQUIRE(cond, comm, code, ...)                                          \
-  do {                                                                               \
-    if (!(cond)) {                                                                   \
+#define NCCL_REQUIRE(cond, comm, code, ...)                                               \
+  do {                                                                                    \
+    if (!(cond)) {                                                                        \
       return ::mscclpp::nccl::fail(comm, __func__, code, ::mscclpp::concat(__VA_ARGS__)); \
-    }                                                                                \
+    }                                                                                     \
   } while (0)
 
 #endif  // MSCCLPP_EXT_NCCL_STATUS_HPP_

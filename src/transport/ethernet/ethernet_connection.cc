@@ -45,9 +45,8 @@ char* StagingBuffer::get() {
   return buffer_;
 }
 
-EthernetConnection::EthernetConnection(std::shared_ptr<Context> context, const Endpoint& local,
-                                       const Endpoint& remote, TcpSocket out,
-                                       std::shared_ptr<EthernetListener> listener, uint64_t peerNonce,
+EthernetConnection::EthernetConnection(std::shared_ptr<Context> context, const Endpoint& local, const Endpoint& remote,
+                                       TcpSocket out, std::shared_ptr<EthernetListener> listener, uint64_t peerNonce,
                                        Deadline acceptDeadline)
     : BaseConnection(std::move(context), local, remote),
       peer_(toString(out.peer())),
@@ -55,9 +54,8 @@ EthernetConnection::EthernetConnection(std::shared_ptr<Context> context, const E
       sendStaging_(kChunkBytes, ContextAccess::impl(*context_).accounting),
       recvStaging_(kChunkBytes, ContextAccess::impl(*context_).accounting),
       gpuDelivery_(recvStaging_),
-      registry_(ContextAccess::impl(*context_)
-                    .transportState<EthernetContextState>(*context_, Transport::Ethernet)
-                    .registry),
+      registry_(
+          ContextAccess::impl(*context_).transportState<EthernetContextState>(*context_, Transport::Ethernet).registry),
       stallLimit_(ethernetWriteStallLimit()) {
   out_.setNoDelay();
   receiver_ = std::thread([this, listener = std::move(listener), peerNonce, acceptDeadline] {
@@ -93,9 +91,10 @@ void EthernetConnection::sendOrLatch(const void* data, size_t size) {
     // Part of a message may have left: the stream is out of step for good, so the connection is done.
     std::exception_ptr error =
         e.getErrorCode() == ErrorCode::Timeout
-            ? std::make_exception_ptr(Error(concat("Connection::write: ", describe(), " took no data for ",
-                                                   stallLimit_.count(), " ms (the peer stopped reading); connection closed"),
-                                            ErrorCode::Timeout))
+            ? std::make_exception_ptr(
+                  Error(concat("Connection::write: ", describe(), " took no data for ", stallLimit_.count(),
+                               " ms (the peer stopped reading); connection closed"),
+                        ErrorCode::Timeout))
             : std::current_exception();
     latchError(error);
     out_.shutdown();
@@ -137,8 +136,8 @@ void EthernetConnection::sendMessage(const EthernetMessage& message, const void*
 
 void EthernetConnection::writeFromUser(const RegisteredMemory& dst, uint64_t dstOffset, const RegisteredMemory& src,
                                        uint64_t srcOffset, uint64_t size) {
-  EthernetMessage message{EthernetMessage::Write, 0,
-                          reinterpret_cast<uint64_t>(dst.originalDataPtr()) + dstOffset, size};
+  EthernetMessage message{EthernetMessage::Write, 0, reinterpret_cast<uint64_t>(dst.originalDataPtr()) + dstOffset,
+                          size};
   const auto& srcImpl = RegisteredMemoryAccess::impl(src);
   sendMessage(message, static_cast<const char*>(src.originalDataPtr()) + srcOffset, srcImpl->deviceId);
 }

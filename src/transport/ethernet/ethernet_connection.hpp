@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "bootstrap/socket.hpp"
+#include "memory/memory_accounting.hpp"
+#include "transport/connection.hpp"
 #include "transport/ethernet/ethernet_endpoint.hpp"
 #include "transport/ethernet/ethernet_memory.hpp"
 #include "transport/ethernet/gpu_delivery.hpp"
-#include "transport/connection.hpp"
-#include "memory/memory_accounting.hpp"
 
 namespace mscclpp {
 
@@ -95,15 +95,15 @@ class EthernetConnection : public BaseConnection, public EthernetWriteTarget {
   TcpSocket out_;
   std::mutex inMutex_;  // in_ is set by the receiver thread and shut down by the destructor
   TcpSocket in_;
-  std::mutex sendMutex_;   // one message at a time on out_
-  std::mutex flushMutex_;  // one flush waits for acks at a time
+  std::mutex sendMutex_;            // one message at a time on out_
+  std::mutex flushMutex_;           // one flush waits for acks at a time
   std::vector<char> smallMessage_;  // header + payload of a coalesced message (under sendMutex_)
   uint64_t nextFlushSeq_ = 1;
   uint64_t ackedFlushSeq_ = 0;
   StagingBuffer sendStaging_;
   StagingBuffer recvStaging_;
-  GpuDelivery gpuDelivery_;  // the receiver's path into GPU memory, through recvStaging_
-  std::shared_ptr<EthernetMemoryRegistry> registry_;  // what the peer may write into: the Context's
+  GpuDelivery gpuDelivery_;                               // the receiver's path into GPU memory, through recvStaging_
+  std::shared_ptr<EthernetMemoryRegistry> registry_;      // what the peer may write into: the Context's
   std::vector<EthernetMemoryRegistry::Lease> gpuLeases_;  // writes whose GPU copies may be in flight
   std::chrono::milliseconds stallLimit_;
   std::atomic<bool> writeAborted_{false};  // abortWrite() shut in_ down

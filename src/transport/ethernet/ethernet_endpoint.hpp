@@ -8,8 +8,8 @@
 #include <memory>
 
 #include "bootstrap/socket.hpp"
-#include "transport/ethernet/ethernet_listener.hpp"
 #include "transport/endpoint_impl.hpp"
+#include "transport/ethernet/ethernet_listener.hpp"
 
 namespace mscclpp {
 

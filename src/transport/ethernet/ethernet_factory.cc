@@ -9,10 +9,10 @@
 
 #include "common/checks.hpp"
 #include "common/identity.hpp"
+#include "transport/context_impl.hpp"
 #include "transport/ethernet/ethernet_connection.hpp"
 #include "transport/ethernet/ethernet_endpoint.hpp"
 #include "transport/ethernet/ethernet_memory.hpp"
-#include "transport/context_impl.hpp"
 
 namespace mscclpp {
 namespace {
@@ -67,8 +67,8 @@ class EthernetFactory : public TransportFactory {
     out.sendAll(&hello, sizeof(hello), deadline);
     LOG_INFO(CONN, "Ethernet connection ", toString(localData.address()), " -> ", toString(remoteData.address()),
              " connected");
-    return std::make_shared<EthernetConnection>(std::move(context), local, remote, std::move(out),
-                                                localData.listener(), remoteData.nonce(), deadline);
+    return std::make_shared<EthernetConnection>(std::move(context), local, remote, std::move(out), localData.listener(),
+                                                remoteData.nonce(), deadline);
   }
 };
 

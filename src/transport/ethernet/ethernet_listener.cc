@@ -67,8 +67,7 @@ void EthernetListener::expireUnclaimed() {
   }
 }
 
-TcpSocket EthernetListener::acceptFrom(uint64_t peerNonce, const Deadline& deadline,
-                                       const std::atomic<bool>& cancel) {
+TcpSocket EthernetListener::acceptFrom(uint64_t peerNonce, const Deadline& deadline, const std::atomic<bool>& cancel) {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     if (cancel) MSCCLPP_THROW(Aborted, "Ethernet endpoint ", toString(listener_.address()), ": connect cancelled");

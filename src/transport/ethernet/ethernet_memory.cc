@@ -15,7 +15,10 @@ namespace mscclpp {
 constexpr std::chrono::seconds kAbortedWriteLimit(10);
 
 EthernetMemoryRegistry::Lease::Lease(Lease&& other) noexcept
-    : registry_(std::exchange(other.registry_, nullptr)), id_(other.id_), writer_(other.writer_), range_(other.range_) {}
+    : registry_(std::exchange(other.registry_, nullptr)),
+      id_(other.id_),
+      writer_(other.writer_),
+      range_(other.range_) {}
 
 EthernetMemoryRegistry::Lease& EthernetMemoryRegistry::Lease::operator=(Lease&& other) noexcept {
   if (this != &other) {

@@ -16,9 +16,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
-#include <set>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "memory/transport_memory.hpp"

@@ -169,8 +169,8 @@ void IbConnection::waitUntilOutstandingAtMost(int limit, const Deadline& deadlin
   while (outstanding_ > limit) {
     pollOnce();
     if (outstanding_ > limit && deadline.expired()) {
-      MSCCLPP_THROW(Timeout, "IB ", describe(), ": no ", what, " after ", kRoomTimeout.count(), " s (",
-                    outstanding_, " work requests outstanding)");
+      MSCCLPP_THROW(Timeout, "IB ", describe(), ": no ", what, " after ", kRoomTimeout.count(), " s (", outstanding_,
+                    " work requests outstanding)");
     }
   }
 }
@@ -181,10 +181,10 @@ void IbConnection::pollOnce() {
   outstanding_ -= n;
   for (int i = 0; i < n; ++i) {
     if (wcs[i].status == IBV_WC_SUCCESS) continue;
-    Error error(concat("IB ", opcodeName(wcs[i].opcode), " failed on ", describe(), ": ",
-                       ibv().wcStatusStr(wcs[i].status), " (status ", static_cast<int>(wcs[i].status),
-                       ", vendor error 0x", std::hex, wcs[i].vendor_err, ")"),
-                ErrorCode::SystemError);
+    Error error(
+        concat("IB ", opcodeName(wcs[i].opcode), " failed on ", describe(), ": ", ibv().wcStatusStr(wcs[i].status),
+               " (status ", static_cast<int>(wcs[i].status), ", vendor error 0x", std::hex, wcs[i].vendor_err, ")"),
+        ErrorCode::SystemError);
     latchError(std::make_exception_ptr(error));
     throw error;
   }

@@ -176,12 +176,11 @@ ibv_gid IbDevice::gid(int port, int index, const ibv_port_attr& attr) const {
                       index, " is outside its table of ", attr.gid_tbl_len, " (EndpointConfig::Ib::gidIndex)");
   ibv_gid gid{};
   if (int rc = ibv().queryGid(context_, static_cast<uint8_t>(port), index, &gid); rc != 0) {
-    throw IbError(concat("ibv_query_gid(", name_, ", port ", port, ", index ", index, ") failed"),
-                  rc > 0 ? rc : errno);
+    throw IbError(concat("ibv_query_gid(", name_, ", port ", port, ", index ", index, ") failed"), rc > 0 ? rc : errno);
   }
   static const ibv_gid zero{};
-  MSCCLPP_CHECK_USAGE(std::memcmp(&gid, &zero, sizeof(gid)) != 0, "IB device ", name_, " port ", port,
-                      ": GID index ", index, " is empty; pick a configured one with EndpointConfig::Ib::gidIndex");
+  MSCCLPP_CHECK_USAGE(std::memcmp(&gid, &zero, sizeof(gid)) != 0, "IB device ", name_, " port ", port, ": GID index ",
+                      index, " is empty; pick a configured one with EndpointConfig::Ib::gidIndex");
   return gid;
 }
 

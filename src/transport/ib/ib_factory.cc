@@ -49,8 +49,8 @@ class IbFactory : public TransportFactory {
     const uint64_t addr = reader.get<uint64_t>("IB region address");
     const uint32_t rkey = reader.get<uint32_t>("IB region rkey");
     if (addr != reinterpret_cast<uint64_t>(memory.originalDataPtr)) {
-      reader.fail(concat("the IB region's address 0x", std::hex, addr, " is not the memory's ",
-                         memory.originalDataPtr));
+      reader.fail(
+          concat("the IB region's address 0x", std::hex, addr, " is not the memory's ", memory.originalDataPtr));
     }
     return std::make_shared<IbMemory>(transport, addr, rkey);
   }

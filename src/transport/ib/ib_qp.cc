@@ -42,8 +42,8 @@ IbQp::IbQp(std::shared_ptr<IbDevice> device, const EndpointConfig::Ib& config)
                       " exceeds the ", dev.max_cqe, " entries a CQ of ", device_->name(), " can hold");
   MSCCLPP_CHECK_USAGE(config.maxSendWr <= dev.max_qp_wr, "EndpointConfig::Ib::maxSendWr ", config.maxSendWr,
                       " exceeds the ", dev.max_qp_wr, " work requests a QP of ", device_->name(), " can hold");
-  MSCCLPP_CHECK_USAGE(config.maxWrPerSend <= config.maxSendWr, "EndpointConfig::Ib::maxWrPerSend ",
-                      config.maxWrPerSend, " exceeds maxSendWr ", config.maxSendWr);
+  MSCCLPP_CHECK_USAGE(config.maxWrPerSend <= config.maxSendWr, "EndpointConfig::Ib::maxWrPerSend ", config.maxWrPerSend,
+                      " exceeds maxSendWr ", config.maxSendWr);
 
   ibv_port_attr portAttr{};
   port_ = device_->selectPort(config.port, &portAttr);
@@ -93,8 +93,7 @@ IbQp::IbQp(std::shared_ptr<IbDevice> device, const EndpointConfig::Ib& config)
   attr.port_num = static_cast<uint8_t>(port_);
   attr.qp_access_flags =
       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-  if (int rc = t.modifyQp(qp_, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-      rc != 0) {
+  if (int rc = t.modifyQp(qp_, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS); rc != 0) {
     t.destroyQp(qp_);
     t.destroyCq(recvCq_);
     t.destroyCq(sendCq_);

@@ -20,8 +20,8 @@ struct IbQpInfo {
   uint32_t qpn;
   uint64_t subnetPrefix;
   uint64_t interfaceId;
-  int32_t mtu;        // ibv_mtu of the port
-  uint8_t atomics;    // the device can execute RDMA atomics
+  int32_t mtu;      // ibv_mtu of the port
+  uint8_t atomics;  // the device can execute RDMA atomics
   uint8_t reserved[3];
 };
 static_assert(sizeof(IbQpInfo) == 32, "IbQpInfo crosses processes raw");

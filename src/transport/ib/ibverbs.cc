@@ -50,13 +50,9 @@ int realQueryPort(ibv_context* context, uint8_t port, ibv_port_attr* attr) {
   return real.compatQueryPort(context, port, attr);
 }
 
-int realPostSend(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** badWr) {
-  return qp->context->ops.post_send(qp, wr, badWr);
-}
+int realPostSend(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** badWr) { return qp->context->ops.post_send(qp, wr, badWr); }
 
-int realPostRecv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** badWr) {
-  return qp->context->ops.post_recv(qp, wr, badWr);
-}
+int realPostRecv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** badWr) { return qp->context->ops.post_recv(qp, wr, badWr); }
 
 int realPollCq(ibv_cq* cq, int numEntries, ibv_wc* wc) { return cq->context->ops.poll_cq(cq, numEntries, wc); }
 
@@ -120,8 +116,8 @@ IbVerbs load() {
   if (auto entry = reinterpret_cast<IbvProviderEntryFn>(dlsym(handle, kIbvProviderEntry))) {
     verbs.table = entry(kIbvTableVersion);
     if (verbs.table == nullptr) {
-      verbs.unavailableReason = concat(verbs.library, ": ", kIbvProviderEntry, " refused table version ",
-                                       kIbvTableVersion);
+      verbs.unavailableReason =
+          concat(verbs.library, ": ", kIbvProviderEntry, " refused table version ", kIbvTableVersion);
     }
     return verbs;
   }

@@ -4,7 +4,6 @@
 // What <mscclpp/core.hpp> of MSCCL++ declares, and what it brings through its includes (errors.hpp,
 // gpu_data_types.hpp, version.hpp).
 #include <mscclpp/core.hpp>
-
 #include <type_traits>
 
 namespace compat {

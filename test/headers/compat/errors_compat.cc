@@ -2,7 +2,6 @@
 // SPDX-License-Identifier: MIT
 
 #include <mscclpp/errors.hpp>
-
 #include <string>
 #include <type_traits>
 

@@ -2,7 +2,6 @@
 // SPDX-License-Identifier: MIT
 
 #include <mscclpp/port_channel.hpp>
-
 #include <type_traits>
 
 namespace compat {

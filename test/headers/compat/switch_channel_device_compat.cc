@@ -2,7 +2,6 @@
 // SPDX-License-Identifier: MIT
 
 #include <mscclpp/switch_channel_device.hpp>
-
 #include <type_traits>
 
 namespace compat {
@@ -19,7 +18,8 @@ cudaStream_t noStream() { return nullptr; }
 __global__ void useSwitchChannelDevice(mscclpp::SwitchChannelDeviceHandle ch) {
   mscclpp::f32x4 v = ch.reduce<mscclpp::f32x4>(threadIdx.x);
   ch.broadcast<mscclpp::f32x4>(threadIdx.x, v);
-  mscclpp::bf16x8 w = mscclpp::SwitchChannelDeviceHandle::multimemLoadReduce(reinterpret_cast<mscclpp::bf16x8*>(ch.mcPtr));
+  mscclpp::bf16x8 w =
+      mscclpp::SwitchChannelDeviceHandle::multimemLoadReduce(reinterpret_cast<mscclpp::bf16x8*>(ch.mcPtr));
   mscclpp::SwitchChannelDeviceHandle::multimemStore(w, reinterpret_cast<mscclpp::bf16x8*>(ch.mcPtr));
   mscclpp::SwitchChannelDeviceHandle::multimemStoreReduce(v, reinterpret_cast<mscclpp::f32x4*>(ch.mcPtr));
   __half h = __float2half(1.0f);  // <cuda_fp16.h>
