@@ -5,7 +5,8 @@
 # Validation on a GPU machine: builds, runs every test (GPU tests included; the multi-process suites
 # with 2 and 4 ranks on the GPUs present, under a private MPS daemon when ranks share a GPU), and
 # writes logs and the summary line under <out dir>.
-#   gpu-check.sh <out dir> [build|test|conformance|bench|sanitize|sanitize-mp]...   (default: build test)
+#   gpu-check.sh <out dir> [build|test|conformance|bench|consumers|coll-bench|sanitize|sanitize-mp]...
+#   (default: build test)
 # The transport conformance suite runs within `test` (ctest's mp_unit_tests_np2/np4); `conformance`
 # runs it alone with 2 and 4 ranks and lists each kind's result.
 # Never enables NVLS: NCCL_NVLS_ENABLE=0 is exported and nothing here creates multicast objects.
@@ -86,6 +87,37 @@ for step in "${steps[@]}"; do
       >"$out/memcheck-mp.log" 2>&1
     echo "memcheck (2 ranks) exit: $?"
     grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/memcheck-mp.log" | sort | uniq -c
+    "$root/tools/mps.sh" stop "$mps"
+    ;;
+  consumers)
+    # The NCCL API's real consumers (torch.distributed, a vLLM-style client) and its benchmark against the
+    # C++ collectives, 2 and 4 ranks sharing the GPUs under MPS.
+    "$root/test/nccl/run_consumers.sh" "$build" >"$out/consumers.log" 2>&1
+    echo "consumers exit: $?"
+    grep -E "^== |FAILED|passed, .* failed" "$out/consumers.log"
+    mps=$build/mps-nccl-bench
+    "$root/tools/mps.sh" start "$mps"
+    for np in 2 4; do
+      CUDA_MPS_PIPE_DIRECTORY=$mps/pipe CUDA_MPS_LOG_DIRECTORY=$mps/log timeout 300 \
+        "$root/test/mp_unit/run_mpi.sh" $np "$build/test/nccl/nccl_bench" >"$out/nccl-bench-np$np.txt" 2>&1
+      echo "nccl_bench ($np ranks) exit: $?"
+    done
+    "$root/tools/mps.sh" stop "$mps"
+    ;;
+  coll-bench)
+    # Every collective, eager and as a CUDA graph, with the floor measured in the same run.
+    mps=$build/mps-coll-bench
+    "$root/tools/mps.sh" start "$mps"
+    coll_bench() { # <log name> <ranks> <bench arguments>...
+      local name=$1 np=$2
+      shift 2
+      CUDA_MPS_PIPE_DIRECTORY=$mps/pipe CUDA_MPS_LOG_DIRECTORY=$mps/log timeout 300 \
+        "$root/test/mp_unit/run_mpi.sh" "$np" "$build/test/bench/mscclpp-coll-bench" "$@" >"$out/$name.txt" 2>&1
+      echo "$name exit: $?"
+    }
+    coll_bench coll-bench-np2 2 -C all -b 8 -e 64M -f 2 -n 20 -w 5 -c 1
+    coll_bench coll-bench-np2-graph 2 -C all -b 8 -e 64M -f 2 -n 20 -w 5 -c 1 -G 10
+    coll_bench coll-bench-np4-graph 4 -C allreduce -b 8 -e 64M -f 2 -n 20 -w 5 -c 1 -G 10
     "$root/tools/mps.sh" stop "$mps"
     ;;
   *)
