@@ -62,7 +62,7 @@ TEST(SpinLimitDefaultTest, ReleaseWaitWithoutALimitOutlivesTheOldDefault) {
   DeviceBuffer<uint64_t> times(2);
   DeviceBuffer<uint32_t> out(1);
   ASSERT_TRUE(packets.ok() && calibration.ok() && times.ok() && out.ok());
-  lateWriterKernel<<<3, 1> > >(packets.get(), packets.get() + 1, calibration.get(), times.get(), out.get());
+  lateWriterKernel<<<3, 1>>>(packets.get(), packets.get() + 1, calibration.get(), times.get(), out.get());
   MSCCLPP_TEST_CUDA(cudaGetLastError());
   MSCCLPP_TEST_CUDA(cudaDeviceSynchronize());
   EXPECT_EQ(out.toHost()[0], kPayload);
