@@ -26,5 +26,8 @@ install(FILES ${PROJECT_BINARY_DIR}/mscclppConfig.cmake ${PROJECT_BINARY_DIR}/ms
 
 # The .pc file finds the prefix relative to itself, so it works wherever the tree is installed.
 file(RELATIVE_PATH MSCCLPP_PC_PREFIX_FROM_PCDIR "/root/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/root")
+# The toolkit's include directories are a list (CUDA 13 adds include/cccl): one -I each.
+list(TRANSFORM CUDAToolkit_INCLUDE_DIRS PREPEND "-I" OUTPUT_VARIABLE _cuda_include_flags)
+list(JOIN _cuda_include_flags " " MSCCLPP_PC_CUDA_CFLAGS)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/mscclpp.pc.in ${PROJECT_BINARY_DIR}/mscclpp.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/mscclpp.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -342,12 +342,12 @@ TEST(IbSubstitute, WritingIntoDeregisteredPeerMemoryIsARemoteAccessError) {
   Pair pair;
   std::vector<char> src(4096, 1), dst(4096, 0);
   RegisteredMemory srcMem = pair.context->registerMemory(src.data(), src.size(), Transport::IB0);
-  std::vector<char> described;
+  RegisteredMemory stale;
   {
     RegisteredMemory dstMem = pair.context->registerMemory(dst.data(), dst.size(), Transport::IB1);
-    described = dstMem.serialize();
+    // Read while the registration lives (this process refuses bytes naming its own unregistered memory).
+    stale = RegisteredMemory::deserialize(dstMem.serialize());
   }  // the region is deregistered here; the peer still holds its rkey
-  RegisteredMemory stale = RegisteredMemory::deserialize(described);
   pair.forward.write(stale, 0, srcMem, 0, src.size());
   bool matched = false;
   std::string what = errorOf([&] { pair.forward.flush(); }, ErrorCode::SystemError, &matched);

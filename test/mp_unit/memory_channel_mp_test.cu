@@ -39,7 +39,9 @@ __global__ void putAndGetKernel(MemoryChannelDeviceHandle channel, uint64_t byte
   const uint32_t threadId = blockIdx.x * blockDim.x + threadIdx.x;
   const uint32_t numThreads = gridDim.x * blockDim.x;
   channel.put<Alignment, CopyRemainder>(kIn + dstOffset, kOut + srcOffset, bytes, threadId, numThreads);
-  channel.get<Alignment, CopyRemainder>(kOut + srcOffset, kGot + dstOffset, bytes, threadId, numThreads);
+  // get(targetOffset, originOffset): the target offset is the local destination, the origin offset the
+  // peer's source (MSCCL++'s order, the reverse of put's).
+  channel.get<Alignment, CopyRemainder>(kGot + dstOffset, kOut + srcOffset, bytes, threadId, numThreads);
 }
 
 struct CopyCase {

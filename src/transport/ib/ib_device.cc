@@ -214,10 +214,14 @@ IbMr::IbMr(std::shared_ptr<IbDevice> device, void* addr, size_t size, int gpuId)
     } else if ((r = cu::cuMemGetAddressRange(&base, &baseSize, reinterpret_cast<CUdeviceptr>(addr))) != CUDA_SUCCESS) {
       dmabufWhy = concat("cuMemGetAddressRange: ", cuResultName(r));
     } else {
-      // The handle covers the whole allocation (page-aligned, as the call requires); the region is
-      // the registered range inside it, at its own address.
+      // The handle covers the whole allocation; the region is the registered range inside it, at its
+      // own address. The call wants a page-aligned size, and an allocation's reported size is the
+      // requested one (cudaMalloc(4 MiB + 3) reports 4 MiB + 3); the driver maps allocations in whole
+      // granules of at least a page, so rounding up stays inside the allocation's mapping.
+      const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+      const size_t handleSize = (baseSize + page - 1) / page * page;
       int fd = -1;
-      r = cu::cuMemGetHandleForAddressRange(&fd, base, baseSize, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+      r = cu::cuMemGetHandleForAddressRange(&fd, base, handleSize, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
       if (r != CUDA_SUCCESS) {
         dmabufWhy = concat("cuMemGetHandleForAddressRange: ", cuResultName(r));
       } else {
