@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "ext/nccl/api_functions.hpp"
 #include "ext/nccl/config.hpp"
 #include "ext/nccl/real_nccl.hpp"
 
@@ -180,6 +181,17 @@ TEST(NcclCollectives, NullCommIsInvalidArgument) {
   EXPECT_EQ(ncclScatter(&x, &x, 1, ncclInt32, 0, nullptr, nullptr), ncclInvalidArgument);
   EXPECT_EQ(ncclSend(&x, 1, ncclInt32, 0, nullptr, nullptr), ncclInvalidArgument);
   EXPECT_EQ(ncclRecv(&x, 1, ncclInt32, 0, nullptr, nullptr), ncclInvalidArgument);
+}
+
+TEST(NcclComm, DeviceCommunicatorsOfANullCommAreInvalidArgument) {
+  // The device API's structures are opaque to this library; any non-null pointer stands for them here.
+  alignas(64) unsigned char storage[256] = {};
+  auto* reqs = reinterpret_cast<const ncclDevCommRequirements*>(storage);
+  auto* devComm = reinterpret_cast<ncclDevComm*>(storage);
+  EXPECT_EQ(ncclDevCommCreate(nullptr, reqs, devComm), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("ncclDevCommCreate: comm is NULL"), std::string::npos) << lastError();
+  EXPECT_EQ(ncclDevCommDestroy(nullptr, devComm), ncclInvalidArgument);
+  EXPECT_NE(lastError().find("ncclDevCommDestroy: comm is NULL"), std::string::npos) << lastError();
 }
 
 TEST(NcclComm, QueriesOnNullCommAreInvalidArgument) {

@@ -223,6 +223,26 @@ ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
   });
 }
 
+// A device communicator is used by NCCL's own device code (nccl_device.h), which reads the real NCCL's
+// structures: it can only come from the real NCCL, over the communicator this one keeps beside its own.
+ncclResult_t ncclDevCommCreate(ncclComm_t comm, const ncclDevCommRequirements* reqs, ncclDevComm* outDevComm) {
+  if (ncclResult_t res = checkReady(comm, __func__); res != ncclSuccess) return res;
+  NCCL_REQUIRE(reqs != nullptr, comm, ncclInvalidArgument, "reqs is NULL");
+  NCCL_REQUIRE(outDevComm != nullptr, comm, ncclInvalidArgument, "outDevComm is NULL");
+  NCCL_REQUIRE(comm->real != nullptr && comm->realLib->DevCommCreate != nullptr, comm, ncclInvalidUsage,
+               "device communicators come from the real NCCL's device API, and this communicator has no real NCCL "
+               "communicator with it (set MSCCLPP_NCCL_LIB_PATH to an NCCL 2.28 or newer)");
+  return comm->realLib->DevCommCreate(comm->real, reqs, outDevComm);
+}
+
+ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const ncclDevComm* devComm) {
+  if (!validComm(comm)) return fail(nullptr, __func__, ncclInvalidArgument, "comm is NULL or not a communicator");
+  NCCL_REQUIRE(devComm != nullptr, comm, ncclInvalidArgument, "devComm is NULL");
+  NCCL_REQUIRE(comm->real != nullptr && comm->realLib->DevCommDestroy != nullptr, comm, ncclInvalidUsage,
+               "this communicator made no device communicator (it has no real NCCL communicator)");
+  return comm->realLib->DevCommDestroy(comm->real, devComm);
+}
+
 ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
                                       ncclScalarResidence_t residence, ncclComm_t comm) {
   if (ncclResult_t res = checkReady(comm, __func__); res != ncclSuccess) return res;

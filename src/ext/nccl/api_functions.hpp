@@ -13,6 +13,16 @@
 // ncclResetDebugInit is declared deprecated for callers; the library itself defines and forwards it.
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
+// The host side of NCCL's device API. NCCL declares these in nccl_device.h, with its device-side code;
+// this library exports them (programs linked against NCCL 2.28, torch among them, need the symbols) and
+// forwards them to the real NCCL, but does not ship that header: the structures stay opaque here.
+struct ncclDevComm;
+struct ncclDevCommRequirements;
+extern "C" {
+ncclResult_t ncclDevCommCreate(ncclComm_t comm, const ncclDevCommRequirements* reqs, ncclDevComm* outDevComm);
+ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const ncclDevComm* devComm);
+}
+
 #define MSCCLPP_NCCL_FOR_EACH_FUNCTION(X)                                                                              \
   X(ncclResult_t, MemAlloc, (void** ptr, size_t size), (ptr, size))                                                    \
   X(ncclResult_t, MemFree, (void* ptr), (ptr))                                                                         \
@@ -50,6 +60,9 @@
   X(ncclResult_t, CommWindowRegister, (ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags),     \
     (comm, buff, size, win, winFlags))                                                                                 \
   X(ncclResult_t, CommWindowDeregister, (ncclComm_t comm, ncclWindow_t win), (comm, win))                              \
+  X(ncclResult_t, DevCommCreate, (ncclComm_t comm, const ncclDevCommRequirements* reqs, ncclDevComm* outDevComm),      \
+    (comm, reqs, outDevComm))                                                                                          \
+  X(ncclResult_t, DevCommDestroy, (ncclComm_t comm, const ncclDevComm* devComm), (comm, devComm))                      \
   X(ncclResult_t, RedOpCreatePreMulSum,                                                                                \
     (ncclRedOp_t * op, void* scalar, ncclDataType_t datatype, ncclScalarResidence_t residence, ncclComm_t comm),       \
     (op, scalar, datatype, residence, comm))                                                                           \

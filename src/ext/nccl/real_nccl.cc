@@ -39,8 +39,10 @@ Loaded load() {
   std::string missing;
   auto resolve = [&](const char* name) {
     void* symbol = dlsym(handle, name);
-    // ncclCommRevoke is newer than the API this library follows (2.28.3): optional.
-    if (symbol == nullptr && std::string_view(name) != "ncclCommRevoke") {
+    // Optional: ncclCommRevoke is newer than the API this library follows (2.28.3), and NCCLs before 2.28
+    // have no device communicators (then ncclDevCommCreate says so).
+    const std::string_view n(name);
+    if (symbol == nullptr && n != "ncclCommRevoke" && n != "ncclDevCommCreate" && n != "ncclDevCommDestroy") {
       missing += concat(missing.empty() ? "" : ", ", name);
     }
     return symbol;
