@@ -13,6 +13,12 @@
 // Under nvcc the functions are cuda::atomic_ref operations (libcu++), on host and device alike. A
 // plain host compiler and HIP use the GCC/Clang __atomic builtins; there the scope is accepted and
 // ignored, because a host or HIP atomic is always system-wide.
+//
+// Host code of the library reads and writes words shared with the GPU, a NIC or a receiver thread
+// (FIFO slots and tail, semaphore tokens) with these functions too, not with std::atomic: those words
+// are plain memory (pinned host or GPU memory, a user's registered buffer) that was never constructed
+// as std::atomic objects, and the GPU side accesses the same words through this header, so one
+// vocabulary states both halves of each protocol.
 
 #ifndef MSCCLPP_ATOMIC_DEVICE_HPP_
 #define MSCCLPP_ATOMIC_DEVICE_HPP_

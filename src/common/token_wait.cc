@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <climits>
+#include <mscclpp/atomic_device.hpp>
 
 namespace mscclpp {
 namespace {
@@ -27,7 +28,7 @@ int* futexWord(const uint64_t* token) { return reinterpret_cast<int*>(const_cast
 
 void sleepWhileTokenIs(const uint64_t* token, uint64_t observed, std::chrono::microseconds timeout) {
   sleepers.fetch_add(1, std::memory_order_seq_cst);
-  if (__atomic_load_n(token, __ATOMIC_SEQ_CST) == observed) {
+  if (atomicLoad(token, memoryOrderSeqCst) == observed) {
     timespec ts{static_cast<time_t>(timeout.count() / 1000000), static_cast<long>(timeout.count() % 1000000) * 1000};
     // FUTEX_WAIT returns at once if the word no longer holds the observed value.
     syscall(SYS_futex, futexWord(token), FUTEX_WAIT_PRIVATE, static_cast<int>(observed & 0xffffffffu), &ts, nullptr, 0);

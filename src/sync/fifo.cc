@@ -1,6 +1,7 @@
 // Copyright (c) 2026 The libmscclpp authors
 // SPDX-License-Identifier: MIT
 
+#include <mscclpp/atomic_device.hpp>
 #include <mscclpp/fifo.hpp>
 #include <mscclpp/gpu_utils.hpp>
 
@@ -41,18 +42,18 @@ ProxyTrigger Fifo::poll() {
   // single-copy atomic: the words may become visible one at a time, in either order. pop() zeroes both,
   // so a slot whose words are both non-zero holds the new request whole; the caller polls again
   // otherwise.
-  trigger.fst = __atomic_load_n(&slot->fst, __ATOMIC_ACQUIRE);
-  trigger.snd = __atomic_load_n(&slot->snd, __ATOMIC_ACQUIRE);
+  trigger.fst = atomicLoad(&slot->fst, memoryOrderAcquire);
+  trigger.snd = atomicLoad(&slot->snd, memoryOrderAcquire);
   return trigger;
 }
 
 void Fifo::pop() {
   ProxyTrigger* slot = &pimpl_->triggers.get()[pimpl_->hostTail % pimpl_->size];
   // Both words: a push into this slot, a lap later, may show either word first (see poll()).
-  __atomic_store_n(&slot->fst, 0, __ATOMIC_RELAXED);
-  __atomic_store_n(&slot->snd, 0, __ATOMIC_RELAXED);
+  atomicStore<uint64_t>(&slot->fst, 0, memoryOrderRelaxed);
+  atomicStore<uint64_t>(&slot->snd, 0, memoryOrderRelaxed);
   ++pimpl_->hostTail;
-  __atomic_store_n(pimpl_->tail.get(), pimpl_->hostTail, __ATOMIC_RELEASE);
+  atomicStore(pimpl_->tail.get(), pimpl_->hostTail, memoryOrderRelease);
 }
 
 int Fifo::size() const { return pimpl_->size; }

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: MIT
 
 #include <chrono>
+#include <mscclpp/atomic_device.hpp>
 #include <mscclpp/semaphore.hpp>
 
 #include "common/checks.hpp"
@@ -22,9 +23,7 @@ const Semaphore& checkHostSide(const Semaphore& semaphore) {
   return semaphore;
 }
 
-uint64_t loadAcquire(const void* token) {
-  return __atomic_load_n(static_cast<const uint64_t*>(token), __ATOMIC_ACQUIRE);
-}
+uint64_t loadAcquire(const void* token) { return atomicLoad(static_cast<const uint64_t*>(token), memoryOrderAcquire); }
 
 // A waiter spins for kSpinTime before sleeping in slices of kSleepSlice. The spin covers a network
 // round trip on a quiet host (tens of microseconds), so a prompt signal costs no wake-up; a late one

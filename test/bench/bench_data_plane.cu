@@ -456,10 +456,10 @@ std::vector<Table> fifoBench(BenchContext& ctx) {
     std::thread echo([&] {
       uint64_t seen = 0;
       while (seen < total && !stop.load(std::memory_order_relaxed)) {
-        uint64_t v = __atomic_load_n(&words.get()[0], __ATOMIC_ACQUIRE);
+        uint64_t v = atomicLoad(&words.get()[0], memoryOrderAcquire);
         if (v != seen) {
           seen = v;
-          __atomic_store_n(&words.get()[1], v, __ATOMIC_RELEASE);
+          atomicStore(&words.get()[1], v, memoryOrderRelease);
         }
       }
     });
@@ -588,7 +588,7 @@ double hostIssuedCopyHopUs(Pair& pair, int iters) {
     CUresult written = cu::cuStreamWriteValue64(reinterpret_cast<CUstream>(cudaStream_t(copyStream)),
                                                 reinterpret_cast<CUdeviceptr>(token.ptr), k, 0);
     if (written != CUDA_SUCCESS) throw Error("cuStreamWriteValue64 failed", ErrorCode::InternalError);
-    while (__atomic_load_n(ack.get(), __ATOMIC_ACQUIRE) < uint64_t(k)) {
+    while (atomicLoad(ack.get(), memoryOrderAcquire) < uint64_t(k)) {
       if (nowSec() > giveUp) throw Error("the token echo kernel stopped answering", ErrorCode::Timeout);
     }
     samples.push_back(nowSec() - t0);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <mscclpp/atomic_device.hpp>
 #include <mscclpp/core.hpp>
 #include <mscclpp/semaphore.hpp>
 #include <numeric>
@@ -245,7 +246,7 @@ TEST(IbSubstitute, TinyQueuesCarryManyWritesAndUpdatesInOrder) {
   }
   pair.forward.flush();
   EXPECT_EQ(dst, src);
-  EXPECT_EQ(__atomic_load_n(&inbox, __ATOMIC_ACQUIRE), kWords);
+  EXPECT_EQ(atomicLoad(&inbox, memoryOrderAcquire), kWords);
   EXPECT_EQ(counter, kWords);
 }
 
@@ -261,7 +262,7 @@ TEST(IbSubstitute, UpdatesUseRdmaAtomicsExactlyWhenBothDevicesHaveThem) {
   pair.forward.updateAndSync(remoteMem, 0, &local, 12);
   pair.forward.flush();
   EXPECT_EQ(local, 12u);
-  EXPECT_EQ(__atomic_load_n(&remote, __ATOMIC_ACQUIRE), 12u);
+  EXPECT_EQ(atomicLoad(&remote, memoryOrderAcquire), 12u);
 }
 
 TEST(IbSubstitute, AnEndpointConnectsOnlyOnce) {

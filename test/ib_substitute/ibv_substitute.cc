@@ -50,6 +50,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <mscclpp/atomic_device.hpp>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
@@ -478,7 +479,8 @@ void SubQp::respond(int inFd) {
         if (!fabric().config.atomics || req.raddr % sizeof(uint64_t) != 0) {
           resp.status = IBV_WC_REM_INV_REQ_ERR;
         } else if (!mr->gpu) {
-          resp.value = __atomic_fetch_add(reinterpret_cast<uint64_t*>(req.raddr), req.add, __ATOMIC_SEQ_CST);
+          resp.value =
+              mscclpp::atomicFetchAdd(reinterpret_cast<uint64_t*>(req.raddr), req.add, mscclpp::memoryOrderSeqCst);
         } else {
           std::lock_guard<std::mutex> atomicLock(fabric().gpuAtomicMutex);
           uint64_t v = 0;
@@ -491,7 +493,7 @@ void SubQp::respond(int inFd) {
         // A whole aligned word lands in one store, so a host waiter never sees it torn.
         uint64_t v = 0;
         if (!recvAll(inFd, &v, sizeof(v))) return;
-        __atomic_store_n(reinterpret_cast<uint64_t*>(req.raddr), v, __ATOMIC_SEQ_CST);
+        mscclpp::atomicStore(reinterpret_cast<uint64_t*>(req.raddr), v, mscclpp::memoryOrderSeqCst);
         drained = true;
       } else if (!mr->gpu) {
         if (!recvAll(inFd, reinterpret_cast<void*>(req.raddr), req.len)) return;

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <mscclpp/atomic_device.hpp>
 #include <mscclpp/semaphore.hpp>
 #include <thread>
 #include <vector>
@@ -146,7 +147,7 @@ TEST_F(IbSubstituteMpTest, AWaiterThatSeesTheTokenSeesEveryWriteBeforeIt) {
   size_t bad = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (seen < kRounds && std::chrono::steady_clock::now() < deadline) {
-    uint64_t now = __atomic_load_n(&token, __ATOMIC_ACQUIRE);
+    uint64_t now = atomicLoad(&token, memoryOrderAcquire);
     for (; seen < now; ++seen) {
       bad += firstDifference(&inbox[seen * kSlot], expected.data() + seen * kSlot, kSlot) != kSlot;
     }

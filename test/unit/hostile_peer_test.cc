@@ -18,6 +18,7 @@
 #include <cstring>
 #include <functional>
 #include <future>
+#include <mscclpp/atomic_device.hpp>
 #include <mscclpp/core.hpp>
 #include <mscclpp/gpu.hpp>
 #include <mscclpp/semaphore.hpp>
@@ -411,7 +412,7 @@ TEST(HostilePeerTest, AnUnlimitedHostWaitFailsWithAbortedWhenThePeerIsKilled) {
   p.signal(SIGKILL);
   if (waiter.wait_for(10s) != std::future_status::ready) {
     // Release the wait by hand so that the test ends.
-    __atomic_store_n(static_cast<uint64_t*>(semaphore.localMemory().data()), 1, __ATOMIC_SEQ_CST);
+    atomicStore<uint64_t>(static_cast<uint64_t*>(semaphore.localMemory().data()), 1, memoryOrderSeqCst);
     waiter.wait();
     FAIL() << "wait(-1) was still blocked 10 s after the peer died";
   }

@@ -7,6 +7,7 @@
 
 #include <climits>
 #include <cstring>
+#include <mscclpp/atomic_device.hpp>
 #include <mscclpp/env.hpp>
 #include <mscclpp/gpu_utils.hpp>
 
@@ -196,8 +197,9 @@ void EthernetConnection::receiveIntoFromThread(const EthernetMessage& message) {
       in_.recvAll(&value, sizeof(value), deadline);
       // A host waiter that sees the token may read GPU memory written before it: land those first.
       landGpuWritesFromThread();
-      // A host-side poller reads the token with an acquire load: store it whole, with release.
-      __atomic_store_n(reinterpret_cast<uint64_t*>(dst), value, __ATOMIC_SEQ_CST);
+      // A host-side poller reads the token with an acquire load: store it whole. Sequentially
+      // consistent, not just release: notifyTokenWritten() relies on it to see every sleeper.
+      atomicStore(reinterpret_cast<uint64_t*>(dst), value, memoryOrderSeqCst);
       notifyTokenWritten(reinterpret_cast<uint64_t*>(dst));
       return;
     }
