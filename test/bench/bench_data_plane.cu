@@ -25,6 +25,7 @@
 
 #include "bench/bench.hpp"
 #include "bootstrap/socket.hpp"
+#include "gpu/cuda_event.hpp"
 #include "gpu/driver_api.hpp"
 
 namespace mscclpp::bench {
@@ -720,9 +721,7 @@ std::vector<Table> bandwidth(BenchContext& ctx) {
       int device = 0, smCount = 0;
       check(cudaGetDevice(&device), "cudaGetDevice");
       check(cudaDeviceGetAttribute(&smCount, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-      cudaEvent_t start, stop;
-      check(cudaEventCreate(&start), "cudaEventCreate");
-      check(cudaEventCreate(&stop), "cudaEventCreate");
+      CudaEvent start, stop;
       auto timeUs = [&](const std::function<void()>& op) {
         op();  // warm-up
         check(cudaStreamSynchronize(pair.stream()), "warm-up");
@@ -773,8 +772,6 @@ std::vector<Table> bandwidth(BenchContext& ctx) {
               {fmtSize(bytes), fmt(results[m], 1), fmt(gbps), fmt(copyGbps), fmt(gbps / copyGbps)});
         }
       }
-      cudaEventDestroy(start);
-      cudaEventDestroy(stop);
       tables = perMethod;
     }
     pair.sync();

@@ -21,6 +21,7 @@
 
 #include "bench/bench.hpp"
 #include "common/strings.hpp"
+#include "gpu/cuda_event.hpp"
 
 namespace mscclpp::bench {
 
@@ -87,9 +88,7 @@ double rawHopUs(BenchContext& ctx, Communicator& comm) {
 double memcpyUs(size_t bytes, cudaStream_t stream) {
   auto src = detail::gpuCallocShared<char>(bytes);
   auto dst = detail::gpuCallocShared<char>(bytes);
-  cudaEvent_t a, b;
-  check(cudaEventCreate(&a), "cudaEventCreate");
-  check(cudaEventCreate(&b), "cudaEventCreate");
+  CudaEvent a, b;
   const int iters = 20;
   check(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync");
   check(cudaEventRecord(a, stream), "cudaEventRecord");
@@ -100,8 +99,6 @@ double memcpyUs(size_t bytes, cudaStream_t stream) {
   check(cudaEventSynchronize(b), "cudaEventSynchronize");
   float ms = 0;
   check(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
   return ms * 1e3 / iters;
 }
 

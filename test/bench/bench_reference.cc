@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench/bench.hpp"
+#include "gpu/cuda_event.hpp"
 
 namespace mscclpp::bench {
 namespace {
@@ -45,9 +46,7 @@ std::vector<Table> gpuCopy(BenchContext& ctx) {
   int deviceCount = gpuCapabilities().deviceCount;
   CudaDeviceGuard guard(ctx.rank % deviceCount);
   CudaStreamWithFlags stream(cudaStreamNonBlocking);
-  cudaEvent_t start, stop;
-  MSCCLPP_CUDATHROW(cudaEventCreate(&start));
-  MSCCLPP_CUDATHROW(cudaEventCreate(&stop));
+  CudaEvent start, stop;
   for (size_t bytes : sizes(ctx.quick, size_t(1) << 30)) {
     auto src = detail::gpuCallocShared<char>(bytes);
     auto dst = detail::gpuCallocShared<char>(bytes);
@@ -64,8 +63,6 @@ std::vector<Table> gpuCopy(BenchContext& ctx) {
     double t = ms / 1e3 / iters;
     table.rows.push_back({fmtSize(bytes), fmt(t * 1e6, 1), fmt(bytes / t / 1e9)});
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   table.notes.push_back("GB/s counts the bytes once (read+write traffic is twice that); ranks sharing a GPU share it");
   return {table};
 }

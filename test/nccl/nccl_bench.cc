@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "gpu/cuda_event.hpp"
+
 namespace {
 
 void require(bool ok, const char* what) {
@@ -40,9 +42,7 @@ Result measure(const std::function<void()>& call, cudaStream_t stream, int iters
   for (int i = 0; i < 5; ++i) call();
   cudaStreamSynchronize(stream);
   MPI_Barrier(MPI_COMM_WORLD);
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
+  mscclpp::CudaEvent start, stop;
   cudaEventRecord(start, stream);
   auto hostStart = std::chrono::steady_clock::now();
   for (int i = 0; i < iters; ++i) call();
@@ -51,8 +51,6 @@ Result measure(const std::function<void()>& call, cudaStream_t stream, int iters
   cudaEventSynchronize(stop);
   float ms = 0;
   cudaEventElapsedTime(&ms, start, stop);
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   double gpu = ms * 1e3 / iters, host = std::chrono::duration<double, std::micro>(hostEnd - hostStart).count() / iters;
   MPI_Allreduce(MPI_IN_PLACE, &gpu, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(MPI_IN_PLACE, &host, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);

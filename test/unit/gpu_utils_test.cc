@@ -6,9 +6,11 @@
 #include <mscclpp/gpu_capabilities.hpp>
 #include <mscclpp/gpu_utils.hpp>
 #include <mscclpp/numa.hpp>
+#include <utility>
 #include <vector>
 
 #include "common/gpu_test.hpp"
+#include "gpu/cuda_event.hpp"
 #include "gpu/driver_api.hpp"
 
 using namespace mscclpp;
@@ -97,6 +99,49 @@ TEST(GpuUtilsTest, StreamCopiesShareTheStreamUntilTheLastIsGone) {
   // the pool lends first.
   GpuStream next = pool->getStream();
   EXPECT_EQ(static_cast<cudaStream_t>(next), shared);
+}
+
+TEST(CudaEventTest, CreationFailureThrowsCudaError) {
+  // Flags no CUDA version defines are refused on a GPU machine; without a GPU any creation fails.
+  EXPECT_THROW(CudaEvent(~0u), CudaError);
+}
+
+TEST(CudaEventTest, MovesHandTheEventOverAndLeaveNone) {
+  MSCCLPP_REQUIRE_GPU();
+  CudaStreamWithFlags stream(cudaStreamNonBlocking);
+  CudaEvent first(cudaEventDisableTiming);
+  const cudaEvent_t handle = first;
+  ASSERT_NE(handle, nullptr);
+  ASSERT_EQ(cudaEventRecord(first, stream), cudaSuccess);
+  CudaEvent second(std::move(first));
+  EXPECT_EQ(static_cast<cudaEvent_t>(first), nullptr);
+  EXPECT_EQ(static_cast<cudaEvent_t>(second), handle);
+  CudaEvent third(cudaEventDisableTiming);
+  third = std::move(second);
+  EXPECT_EQ(static_cast<cudaEvent_t>(second), nullptr);
+  EXPECT_EQ(static_cast<cudaEvent_t>(third), handle);
+  // The handle still names the event recorded above, which completes.
+  EXPECT_EQ(cudaEventSynchronize(third), cudaSuccess);
+  EXPECT_EQ(cudaEventQuery(third), cudaSuccess);
+}
+
+TEST(CudaEventTest, TimingIsKeptByDefaultAndDroppedOnRequest) {
+  MSCCLPP_REQUIRE_GPU();
+  CudaStreamWithFlags stream(cudaStreamNonBlocking);
+  CudaEvent start, stop;
+  CudaEvent untimedStart(cudaEventDisableTiming), untimedStop(cudaEventDisableTiming);
+  for (cudaEvent_t event : {static_cast<cudaEvent_t>(start), static_cast<cudaEvent_t>(untimedStart)}) {
+    ASSERT_EQ(cudaEventRecord(event, stream), cudaSuccess);
+  }
+  for (cudaEvent_t event : {static_cast<cudaEvent_t>(stop), static_cast<cudaEvent_t>(untimedStop)}) {
+    ASSERT_EQ(cudaEventRecord(event, stream), cudaSuccess);
+  }
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  float ms = -1;
+  EXPECT_EQ(cudaEventElapsedTime(&ms, start, stop), cudaSuccess);
+  EXPECT_GE(ms, 0.0f);
+  EXPECT_NE(cudaEventElapsedTime(&ms, untimedStart, untimedStop), cudaSuccess);
+  cudaGetLastError();
 }
 
 TEST(GpuUtilsTest, CudaThrowNamesTheCallAndThePlace) {

@@ -13,6 +13,7 @@
 #include "common/checks.hpp"
 #include "common/logger.hpp"
 #include "ext/nccl/status.hpp"
+#include "gpu/cuda_event.hpp"
 
 namespace mscclpp::nccl {
 
@@ -162,36 +163,25 @@ void runP2pOnOurs(ncclComm* comm, const std::vector<Task>& p2p) {
     if (t.stream != main && std::find(others.begin(), others.end(), t.stream) == others.end())
       others.push_back(t.stream);
   }
-  std::vector<cudaEvent_t> events;
-  auto makeEvent = [&]() {
-    cudaEvent_t event;
-    MSCCLPP_CUDATHROW(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-    events.push_back(event);
-    return event;
-  };
-  try {
-    for (cudaStream_t s : others) {
-      cudaEvent_t event = makeEvent();
-      MSCCLPP_CUDATHROW(cudaEventRecord(event, s));
-      MSCCLPP_CUDATHROW(cudaStreamWaitEvent(main, event, 0));
-    }
-    c.groupStart();
-    for (Task t : p2p) {
-      t.stream = main;
-      runCollectiveOnOurs(t);
-    }
-    c.groupEnd();
-    if (!others.empty()) {
-      cudaEvent_t done = makeEvent();
-      MSCCLPP_CUDATHROW(cudaEventRecord(done, main));
-      for (cudaStream_t s : others) MSCCLPP_CUDATHROW(cudaStreamWaitEvent(s, done, 0));
-    }
-  } catch (...) {
-    for (cudaEvent_t e : events) cudaEventDestroy(e);
-    throw;
+  // The events may go at the end of this scope while work that records or waits on them is pending.
+  std::vector<CudaEvent> events;
+  events.reserve(others.size() + 1);
+  for (cudaStream_t s : others) {
+    const CudaEvent& event = events.emplace_back(cudaEventDisableTiming);
+    MSCCLPP_CUDATHROW(cudaEventRecord(event, s));
+    MSCCLPP_CUDATHROW(cudaStreamWaitEvent(main, event, 0));
   }
-  // An event may be destroyed while work that records or waits on it is pending.
-  for (cudaEvent_t e : events) MSCCLPP_CUDATHROW(cudaEventDestroy(e));
+  c.groupStart();
+  for (Task t : p2p) {
+    t.stream = main;
+    runCollectiveOnOurs(t);
+  }
+  c.groupEnd();
+  if (!others.empty()) {
+    const CudaEvent& done = events.emplace_back(cudaEventDisableTiming);
+    MSCCLPP_CUDATHROW(cudaEventRecord(done, main));
+    for (cudaStream_t s : others) MSCCLPP_CUDATHROW(cudaStreamWaitEvent(s, done, 0));
+  }
 }
 
 void runTasks(const std::vector<Task>& tasks) {

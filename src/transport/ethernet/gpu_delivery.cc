@@ -21,10 +21,7 @@ void GpuDelivery::release() noexcept {
   try {
     CudaDeviceGuard guard(deviceId_);
     MSCCLPP_CUDA_IGNORE(cudaStreamSynchronize(*stream_));
-    for (cudaEvent_t& event : copied_) {
-      if (event != nullptr) MSCCLPP_CUDA_IGNORE(cudaEventDestroy(event));
-      event = nullptr;
-    }
+    copied_.clear();
     stream_.reset();
   } catch (const BaseError& e) {
     LOG_WARN(CONN, "Ethernet receiver: releasing GPU ", deviceId_, "'s stream: ", e.what());
@@ -38,9 +35,13 @@ void GpuDelivery::use(int deviceId) {
   // A connection delivering to a second GPU is rare: finish with the first one, then move over.
   release();
   CudaDeviceGuard guard(deviceId);
-  stream_ = std::make_unique<CudaStreamWithFlags>(cudaStreamNonBlocking);
+  // All or nothing: after a failure the next call tries this GPU again.
+  auto stream = std::make_unique<CudaStreamWithFlags>(cudaStreamNonBlocking);
+  std::vector<CudaEvent> copied;
+  for (int half = 0; half < kHalves; ++half) copied.emplace_back(cudaEventDisableTiming);
+  stream_ = std::move(stream);
+  copied_ = std::move(copied);
   deviceId_ = deviceId;
-  for (cudaEvent_t& event : copied_) MSCCLPP_CUDATHROW(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
 }
 
 void GpuDelivery::write(int deviceId, char* dst, uint64_t bytes, const Receive& receive) {

@@ -9,7 +9,9 @@
 #include <memory>
 #include <mscclpp/gpu.hpp>
 #include <mscclpp/gpu_utils.hpp>
+#include <vector>
 
+#include "gpu/cuda_event.hpp"
 #include "gpu/stream_value_writer.hpp"
 
 namespace mscclpp {
@@ -55,7 +57,7 @@ class GpuDelivery {
   StagingBuffer& staging_;
   int deviceId_ = -1;
   std::unique_ptr<CudaStreamWithFlags> stream_;
-  cudaEvent_t copied_[kHalves] = {};  // recorded after the copy out of each half
+  std::vector<CudaEvent> copied_;  // one per half, recorded after the copy out of it; made with stream_
   int nextHalf_ = 0;
   bool pending_ = false;  // work issued since the last drain
   StreamValueWriter valueWriter_{"Ethernet receiver"};

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "common/collectives_reference.hpp"
+#include "gpu/cuda_event.hpp"
 
 using mscclpp::collectives::Collective;
 using mscclpp::collectives::Collectives;
@@ -186,9 +187,7 @@ double flagHopUs(mscclpp::Communicator& comm, int rank, int nRanks, cudaStream_t
     MPI_Comm pair;
     MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &pair);
     MPI_Barrier(pair);
-    cudaEvent_t a, b;
-    BENCH_CUDA(cudaEventCreate(&a));
-    BENCH_CUDA(cudaEventCreate(&b));
+    mscclpp::CudaEvent a, b;
     BENCH_CUDA(cudaEventRecord(a, stream));
     pingPongKernel<<<1, 1, 0, stream>>>(flag.data(), static_cast<uint64_t*>(remote.data()), iters, rank == 0);
     BENCH_CUDA(cudaEventRecord(b, stream));
@@ -198,8 +197,6 @@ double flagHopUs(mscclpp::Communicator& comm, int rank, int nRanks, cudaStream_t
     us = ms * 1000.0 / (2.0 * iters);
     MPI_Barrier(pair);
     MPI_Comm_free(&pair);
-    (void)cudaEventDestroy(a);
-    (void)cudaEventDestroy(b);
   } else {
     MPI_Comm pair;
     MPI_Comm_split(MPI_COMM_WORLD, MPI_UNDEFINED, rank, &pair);
@@ -217,9 +214,7 @@ double emptyGraphKernelUs(cudaStream_t stream) {
   BENCH_CUDA(cudaStreamEndCapture(stream, &graph));
   BENCH_CUDA(cudaGraphInstantiate(&exec, graph, 0));
   for (int i = 0; i < 10; ++i) BENCH_CUDA(cudaGraphLaunch(exec, stream));
-  cudaEvent_t a, b;
-  BENCH_CUDA(cudaEventCreate(&a));
-  BENCH_CUDA(cudaEventCreate(&b));
+  mscclpp::CudaEvent a, b;
   BENCH_CUDA(cudaEventRecord(a, stream));
   for (int i = 0; i < n; ++i) BENCH_CUDA(cudaGraphLaunch(exec, stream));
   BENCH_CUDA(cudaEventRecord(b, stream));
@@ -228,8 +223,6 @@ double emptyGraphKernelUs(cudaStream_t stream) {
   BENCH_CUDA(cudaEventElapsedTime(&ms, a, b));
   (void)cudaGraphExecDestroy(exec);
   (void)cudaGraphDestroy(graph);
-  (void)cudaEventDestroy(a);
-  (void)cudaEventDestroy(b);
   double us = ms * 1000.0 / n, worst = 0;
   MPI_Allreduce(&us, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return worst;
@@ -244,9 +237,7 @@ double copyBandwidth(cudaStream_t stream) {
   BENCH_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
   BENCH_CUDA(cudaStreamSynchronize(stream));
   MPI_Barrier(MPI_COMM_WORLD);
-  cudaEvent_t a, b;
-  BENCH_CUDA(cudaEventCreate(&a));
-  BENCH_CUDA(cudaEventCreate(&b));
+  mscclpp::CudaEvent a, b;
   const int reps = 10;
   BENCH_CUDA(cudaEventRecord(a, stream));
   for (int i = 0; i < reps; ++i) BENCH_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
@@ -256,8 +247,6 @@ double copyBandwidth(cudaStream_t stream) {
   BENCH_CUDA(cudaEventElapsedTime(&ms, a, b));
   (void)cudaFree(src);
   (void)cudaFree(dst);
-  (void)cudaEventDestroy(a);
-  (void)cudaEventDestroy(b);
   double bw = 2.0 * bytes * reps / (ms * 1e-3), least = 0;
   MPI_Allreduce(&bw, &least, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
   return least;
@@ -380,9 +369,7 @@ struct Bench {
     for (int i = 0; i < o.warmup; ++i) issue(ci, s, send, recv, op);
     BENCH_CUDA(cudaStreamSynchronize(stream));
     MPI_Barrier(MPI_COMM_WORLD);
-    cudaEvent_t a, b;
-    BENCH_CUDA(cudaEventCreate(&a));
-    BENCH_CUDA(cudaEventCreate(&b));
+    mscclpp::CudaEvent a, b;
     double calls = o.iters;
     if (o.graphLaunches > 0) {
       cudaGraph_t graph;
@@ -412,8 +399,6 @@ struct Bench {
     }
     float ms = 0;
     BENCH_CUDA(cudaEventElapsedTime(&ms, a, b));
-    (void)cudaEventDestroy(a);
-    (void)cudaEventDestroy(b);
     double us = ms * 1000.0 / calls, worst = 0;
     MPI_Allreduce(&us, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return worst;
