@@ -13,7 +13,6 @@
 
 #include "common/checks.hpp"
 #include "common/token_wait.hpp"
-#include "gpu/gpu_checks.hpp"
 #include "memory/registered_memory.hpp"
 #include "transport/context_impl.hpp"
 
@@ -34,16 +33,12 @@ std::chrono::milliseconds ethernetWriteStallLimit() {
 
 void setEthernetWriteStallLimit(std::chrono::milliseconds limit) { stallLimitOverrideMs.store(limit.count()); }
 
-StagingBuffer::~StagingBuffer() {
-  if (buffer_) MSCCLPP_CUDA_IGNORE(cudaFreeHost(buffer_));
-}
-
 char* StagingBuffer::get() {
   if (!buffer_) {
-    MSCCLPP_CUDATHROW(cudaHostAlloc(reinterpret_cast<void**>(&buffer_), bytes_, cudaHostAllocDefault));
+    buffer_ = detail::gpuCallocHostUnique<char>(bytes_, cudaHostAllocDefault);
     charge_ = MemoryAccounting::Charge(accounting_, &MemoryAccounting::hostPinnedBytes, bytes_);
   }
-  return buffer_;
+  return buffer_.get();
 }
 
 EthernetConnection::EthernetConnection(std::shared_ptr<Context> context, const Endpoint& local, const Endpoint& remote,

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mscclpp/gpu_utils.hpp>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -29,13 +30,13 @@ struct EthernetMessage {
   uint64_t size;
 };
 
-/// Pinned host memory for staging GPU data; allocated on first use.
+/// Pinned host memory for staging GPU data (the library's pinned allocator, gpuCallocHost, unmapped);
+/// allocated on first use.
 class StagingBuffer {
  public:
   /// `accounting` (may be null) is charged the bytes once they are allocated.
   StagingBuffer(size_t bytes, std::shared_ptr<MemoryAccounting> accounting)
       : bytes_(bytes), accounting_(std::move(accounting)) {}
-  ~StagingBuffer();
   StagingBuffer(const StagingBuffer&) = delete;
   StagingBuffer& operator=(const StagingBuffer&) = delete;
   char* get();
@@ -44,8 +45,8 @@ class StagingBuffer {
  private:
   size_t bytes_;
   std::shared_ptr<MemoryAccounting> accounting_;
-  char* buffer_ = nullptr;
-  MemoryAccounting::Charge charge_;
+  MemoryAccounting::Charge charge_;  // declared first: the charge ends after the memory is freed
+  detail::UniqueGpuHostPtr<char> buffer_;
 };
 
 /// How long a write may go without the peer taking a byte: env()->ethernetWriteTimeoutSec unless
