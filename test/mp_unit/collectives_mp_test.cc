@@ -6,8 +6,9 @@
 // subset of types)} x in-place and out-of-place, compared with the host reference
 // (test/common/collectives_reference.hpp), exactly for integers and within one unit in the last place
 // for floating types; results that every rank holds must be bit-identical across ranks. Then CUDA
-// graph capture and replay, two objects in flight on two streams, send/recv groups, no growth of
-// device memory over 10,000 calls, and the rejection of bad arguments.
+// graph capture and replay, 32 calls back to back at 1 MiB + 3 elements, two objects in flight on
+// two streams, send/recv groups, no growth of device memory over 10,000 calls, and the rejection of
+// bad arguments. Inputs are uploaded in the order of the stream the collectives run on (upload()).
 
 #include <cuda_runtime.h>
 
@@ -99,6 +100,20 @@ class CollectivesMpTest : public MultiProcessTest {
   void TearDown() override {
     if (stream) (void)cudaStreamDestroy(stream);
   }
+
+  /// Copies `bytes` from the host to `dst` in the order of `stream` and waits for them to land. A
+  /// plain cudaMemcpy from pageable memory goes through the legacy default stream, which a
+  /// non-blocking stream does not wait for, and may return before its DMA finished: a collective on
+  /// `stream` could then read (and send its peers) the bytes that were there before.
+  cudaError_t upload(void* dst, const void* src, size_t bytes) {
+    if (bytes == 0) return cudaSuccess;
+    const cudaError_t err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream);
+    return err != cudaSuccess ? err : cudaStreamSynchronize(stream);
+  }
+
+  /// Sets `bytes` at `dst` to `value` in the order of `stream` (cudaMemset, on the legacy default
+  /// stream, could still be running when a collective on `stream` writes its output).
+  cudaError_t fill(void* dst, unsigned char value, size_t bytes) { return cudaMemsetAsync(dst, value, bytes, stream); }
 
   /// True on every rank if `local` holds on every rank.
   bool allRanks(bool local) { return !anyRank(!local); }
@@ -216,7 +231,7 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
   DeviceBytes recvMem(bufferElems * es + kGuardBytes);
   DeviceBytes sendMem(inPlace ? 0 : sendElems * es);
   ASSERT_NE(recvMem.ptr, nullptr);
-  CUDA_OK(cudaMemset(recvMem.ptr, kSentinel, bufferElems * es + kGuardBytes));
+  CUDA_OK(fill(recvMem.ptr, kSentinel, bufferElems * es + kGuardBytes));
   char* recv = recvMem.ptr;
   char* send = sendMem.ptr;
   if (inPlace) {
@@ -240,7 +255,7 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
   const bool scatterRoot = collective != Collective::Scatter || r == root;
   const bool recvIsInput = inPlace && (collective == Collective::ReduceScatter || collective == Collective::Scatter);
   const bool inputCopied = hasInput && scatterRoot && sendElems > 0;
-  if (inputCopied) CUDA_OK(cudaMemcpy(send, inputs[r].data(), sendElems * es, cudaMemcpyHostToDevice));
+  if (inputCopied) CUDA_OK(upload(send, inputs[r].data(), sendElems * es));
 
   DeviceBytes scalarMem(8);
   ReduceOp op;
@@ -250,7 +265,7 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
     if (seed % 2 == 0) {
       op = ReduceOp::preMulSumHost(scalar.data(), type);
     } else {
-      CUDA_OK(cudaMemcpy(scalarMem.ptr, scalar.data(), es, cudaMemcpyHostToDevice));
+      CUDA_OK(upload(scalarMem.ptr, scalar.data(), es));
       op = ReduceOp::preMulSumDevice(scalarMem.ptr);
     }
   } else {
@@ -414,7 +429,7 @@ TEST_F(CollectivesMpTest, GraphReplayedAThousandTimesKeepsWorking) {
   for (uint64_t count : {uint64_t{256}, uint64_t{(1 << 20) + 3}}) {
     DeviceBytes send(count * 4), recv(count * 4);
     std::vector<char> in = testInputs(DataType::Float32, rank, count, 11);
-    CUDA_OK(cudaMemcpy(send.ptr, in.data(), count * 4, cudaMemcpyHostToDevice));
+    CUDA_OK(upload(send.ptr, in.data(), count * 4));
     cudaGraph_t graph;
     cudaGraphExec_t exec;
     CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
@@ -436,6 +451,59 @@ TEST_F(CollectivesMpTest, GraphReplayedAThousandTimesKeepsWorking) {
   }
 }
 
+// The bandwidth paths at 1 MiB + 3 floats, called back to back with no host synchronization in
+// between, each call with its own input and output: a call that reads scratch before a peer finished
+// writing it, or writes a slot a peer has not read yet, leaves a wrong part in some output, which
+// the next call cannot mask. All-gather (pairwise) and all-reduce (staged) alternate, in place and out
+// of place, so consecutive calls also hand the same slots and barrier counts from one kernel to the
+// other, with misaligned in-place segments (1 MiB + 12 bytes per rank) taking the byte-wise paths.
+TEST_F(CollectivesMpTest, BackToBackCallsAtOneMiBPlus3KeepEveryResult) {
+  COLL_REQUIRE_GPU();
+  constexpr int kCalls = 32;
+  constexpr uint64_t kSeed = 200;
+  const int n = nRanks;
+  const uint64_t count = (1 << 20) / 4 + 3, bytes = count * 4;
+  auto isGather = [](int i) { return i % 2 == 0; };
+  auto isInPlace = [](int i) { return i % 4 >= 2; };
+  std::vector<std::unique_ptr<DeviceBytes>> sends, recvs;
+  std::vector<char*> sendPtrs;
+  for (int i = 0; i < kCalls; ++i) {
+    recvs.push_back(std::make_unique<DeviceBytes>(isGather(i) ? bytes * n : bytes));
+    sends.push_back(std::make_unique<DeviceBytes>(isInPlace(i) ? 0 : bytes));
+    ASSERT_NE(recvs[i]->ptr, nullptr);
+    ASSERT_NE(sends[i]->ptr, nullptr);
+    char* send = isInPlace(i) ? recvs[i]->ptr + (isGather(i) ? rank * bytes : 0) : sends[i]->ptr;
+    CUDA_OK(upload(send, testInputs(DataType::Float32, rank, count, kSeed + i).data(), bytes));
+    sendPtrs.push_back(send);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);  // every rank's calls start together, so their kernels overlap
+  for (int i = 0; i < kCalls; ++i) {
+    if (isGather(i)) {
+      coll().allGather(sendPtrs[i], recvs[i]->ptr, count, DataType::Float32, stream);
+    } else {
+      coll().allReduce(sendPtrs[i], recvs[i]->ptr, count, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream);
+    }
+  }
+  CUDA_OK(cudaStreamSynchronize(stream));
+  for (int i = 0; i < kCalls; ++i) {
+    if (isGather(i)) {
+      std::vector<char> got(bytes * n);
+      CUDA_OK(cudaMemcpy(got.data(), recvs[i]->ptr, got.size(), cudaMemcpyDeviceToHost));
+      for (int q = 0; q < n; ++q) {
+        EXPECT_EQ(std::memcmp(got.data() + q * bytes, testInputs(DataType::Float32, q, count, kSeed + i).data(), bytes),
+                  0)
+            << "call " << i << " (all-gather" << (isInPlace(i) ? ", in place" : "") << "): part of rank " << q;
+      }
+    } else {
+      std::vector<float> got(count);
+      CUDA_OK(cudaMemcpy(got.data(), recvs[i]->ptr, bytes, cudaMemcpyDeviceToHost));
+      EXPECT_EQ(got, expectedSum(n, count, kSeed + i))
+          << "call " << i << " (all-reduce" << (isInPlace(i) ? ", in place" : "") << ")";
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 TEST_F(CollectivesMpTest, TwoObjectsInFlightOnTwoStreams) {
   COLL_REQUIRE_GPU();
   cudaStream_t other;
@@ -443,8 +511,8 @@ TEST_F(CollectivesMpTest, TwoObjectsInFlightOnTwoStreams) {
   const uint64_t count = 100003;
   DeviceBytes sendA(count * 4), recvA(count * 4), sendB(count * 4), recvB(count * 4 * nRanks);
   std::vector<char> in = testInputs(DataType::Float32, rank, count, 5);
-  CUDA_OK(cudaMemcpy(sendA.ptr, in.data(), count * 4, cudaMemcpyHostToDevice));
-  CUDA_OK(cudaMemcpy(sendB.ptr, in.data(), count * 4, cudaMemcpyHostToDevice));
+  CUDA_OK(upload(sendA.ptr, in.data(), count * 4));
+  CUDA_OK(upload(sendB.ptr, in.data(), count * 4));
   for (int i = 0; i < 50; ++i) {
     coll().allReduce(sendA.ptr, recvA.ptr, count, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream);
     shared().second->allGather(sendB.ptr, recvB.ptr, count, DataType::Float32, other);
@@ -481,7 +549,7 @@ TEST_F(CollectivesMpTest, AllToAllvMovesUnevenCounts) {
   }
   std::vector<char> in = testInputs(DataType::Int32, rank, sTotal, 9);
   DeviceBytes send(sTotal * 4), recv(rTotal * 4);
-  CUDA_OK(cudaMemcpy(send.ptr, in.data(), sTotal * 4, cudaMemcpyHostToDevice));
+  CUDA_OK(upload(send.ptr, in.data(), sTotal * 4));
   coll().allToAllv(send.ptr, sc, sd, recv.ptr, rc, rd, DataType::Int32, stream);
   CUDA_OK(cudaStreamSynchronize(stream));
   std::vector<char> got(rTotal * 4);
@@ -501,7 +569,7 @@ TEST_F(CollectivesMpTest, GroupedRingSendRecvInAnyOrder) {
   for (uint64_t count : {uint64_t{1}, uint64_t{777}, uint64_t{(1 << 20) + 3}}) {
     std::vector<char> in = testInputs(DataType::Uint8, rank, count, 13);
     DeviceBytes send(count), recv(count);
-    CUDA_OK(cudaMemcpy(send.ptr, in.data(), count, cudaMemcpyHostToDevice));
+    CUDA_OK(upload(send.ptr, in.data(), count));
     coll().groupStart();
     // Odd ranks post the receive first: grouping must make the order irrelevant.
     if (rank % 2) coll().recv(recv.ptr, count, DataType::Uint8, prev, stream);
@@ -523,7 +591,7 @@ TEST_F(CollectivesMpTest, UngroupedSendThenRecvBetweenAPair) {
   DeviceBytes buf(count * 8);
   if (rank == 0) {
     std::vector<char> in = testInputs(DataType::Float64, 0, count, 2);
-    CUDA_OK(cudaMemcpy(buf.ptr, in.data(), count * 8, cudaMemcpyHostToDevice));
+    CUDA_OK(upload(buf.ptr, in.data(), count * 8));
     coll().send(buf.ptr, count, DataType::Float64, 1, stream);
     coll().recv(buf.ptr, count, DataType::Float64, 1, stream);
   } else if (rank == 1) {
@@ -542,7 +610,7 @@ TEST_F(CollectivesMpTest, UngroupedSendThenRecvBetweenAPair) {
 TEST_F(CollectivesMpTest, NoDeviceMemoryGrowthOverTenThousandCalls) {
   COLL_REQUIRE_GPU();
   DeviceBytes send(1 << 20), recv(1 << 20);
-  CUDA_OK(cudaMemset(send.ptr, 0, 1 << 20));
+  CUDA_OK(fill(send.ptr, 0, 1 << 20));
   // Warm up, so that lazily created runtime state exists before the first measurement.
   coll().allReduce(send.ptr, recv.ptr, 64, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream);
   coll().allReduce(send.ptr, recv.ptr, 1 << 18, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream);

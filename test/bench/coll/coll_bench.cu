@@ -503,7 +503,12 @@ struct Bench {
           if (ci.coll == Collective::ReduceScatter || ci.coll == Collective::Scatter)
             recv = recvBuf + rank * s.count * es;
         }
-        if (s.sendElems) BENCH_CUDA(cudaMemcpy(send, inputs[rank].data(), s.sendElems * es, cudaMemcpyHostToDevice));
+        // On the benchmark's stream: a plain cudaMemcpy goes through the legacy default stream, which a
+        // non-blocking stream does not wait for, and may return before the bytes land.
+        if (s.sendElems) {
+          BENCH_CUDA(cudaMemcpyAsync(send, inputs[rank].data(), s.sendElems * es, cudaMemcpyHostToDevice, stream));
+          BENCH_CUDA(cudaStreamSynchronize(stream));
+        }
         if (o.check) {
           // One checked call on fresh inputs, then the timed calls (which may overwrite in place).
           issue(ci, s, send, recv, op);
