@@ -200,7 +200,10 @@ class ExecutorMpTest : public DataPlaneMpTest, public ::testing::WithParamInterf
     };
     auto setInput = [&](int round) {
       const auto bytes = inputOf(c.type, rank, count, round);
-      cudaCheck(cudaMemcpy(inBuf.get(), bytes.data(), in, cudaMemcpyHostToDevice), "writing the input");
+      // On the execution's stream: a plain cudaMemcpy runs on the legacy stream, which a non-blocking
+      // stream does not wait for, and a pageable copy may return before the data is on the GPU.
+      cudaCheck(cudaMemcpyAsync(inBuf.get(), bytes.data(), in, cudaMemcpyHostToDevice, stream), "writing the input");
+      cudaCheck(cudaStreamSynchronize(stream), "waiting for the input");
     };
     auto execute = [&] { executor.execute(rank, inBuf.get(), outBuf.get(), in, out, c.type, plan, stream, c.packet); };
     for (int round = 0; round < 3; ++round) {
