@@ -8,7 +8,9 @@
 #   gpu-check.sh <out dir> [build|test|conformance|bench|consumers|coll-bench|sanitize|sanitize-mp]...
 #   (default: build test)
 # The transport conformance suite runs within `test` (ctest's mp_unit_tests_np2/np4); `conformance`
-# runs it alone with 2 and 4 ranks and lists each kind's result.
+# runs it alone with 2 and 4 ranks and lists each kind's result. Its IB rows use the verbs library in
+# MSCCLPP_IBV_SO, by default the substitute provider of the build (GPU memory through DMA-BUF where the
+# driver offers it, else peer memory, which the substitute is told to allow).
 # Never enables NVLS: NCCL_NVLS_ENABLE=0 is exported and nothing here creates multicast objects.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,8 +43,10 @@ for step in "${steps[@]}"; do
   conformance)
     mps=$build/mps-conformance
     "$root/tools/mps.sh" start "$mps"
+    ibv=${MSCCLPP_IBV_SO:-$build/test/ib_substitute/libmscclpp_ibv_substitute.so}
     for np in 2 4; do
-      CUDA_MPS_PIPE_DIRECTORY=$mps/pipe CUDA_MPS_LOG_DIRECTORY=$mps/log timeout 600 \
+      MSCCLPP_IBV_SO=$ibv MSCCLPP_IBV_SUBSTITUTE_PEERMEM=1 \
+        CUDA_MPS_PIPE_DIRECTORY=$mps/pipe CUDA_MPS_LOG_DIRECTORY=$mps/log timeout 600 \
         "$root/test/mp_unit/run_mpi.sh" $np "$build/test/mp_unit_tests" --gtest_filter='TransportConformance*' \
         >"$out/conformance-np$np.log" 2>&1
       echo "conformance ($np ranks) exit: $?"

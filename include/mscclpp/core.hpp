@@ -316,7 +316,9 @@ class Connection {
   /// this connection's transport.
   void write(RegisteredMemory dst, uint64_t dstOffset, RegisteredMemory src, uint64_t srcOffset, uint64_t size);
 
-  /// Sets *src = newValue and propagates the 8 bytes to dst+dstOffset (remote).
+  /// Sets *src = newValue and propagates the 8 bytes to dst+dstOffset (remote). *src stands for what
+  /// that remote word holds (as a semaphore's outbound counter stands for the peer's token): IB with
+  /// RDMA atomics adds newValue minus the old *src to the word, the other transports store newValue.
   void updateAndSync(RegisteredMemory dst, uint64_t dstOffset, uint64_t* src, uint64_t newValue);
 
   /// Waits until every earlier write and updateAndSync is complete at the destination. A negative

@@ -18,7 +18,8 @@
 //   - an ack thread turns answers into completions, in order (RC), writing fetched values back.
 // Errors follow RC: a failed request completes with its status and moves the QP to ERR, after which
 // outstanding and new work requests complete with IBV_WC_WR_FLUSH_ERR; a peer that disappears (stream
-// closed) gives IBV_WC_RETRY_EXC_ERR, as a real HCA reports after its retries.
+// closed) gives IBV_WC_RETRY_EXC_ERR, as a real HCA reports after its retries: for the oldest request in
+// flight, or on an idle QP for the next request posted.
 // Atomics on GPU memory are a read-modify-write through cudaMemcpy under one lock per process: atomic
 // with respect to other RDMA atomics into that process, which is all InfiniBand promises by default.
 //
@@ -281,6 +282,7 @@ struct SubQp : std::enable_shared_from_this<SubQp> {
   std::condition_variable cv;
   ibv_qp_state state = IBV_QPS_RESET;
   bool destroying = false;
+  bool peerGone = false;  // the peer's process closed the stream; the next request goes unanswered
   uint32_t remotePid = 0;
   uint32_t remoteQpn = 0;
   int fd = -1;  // the stream to the peer's process (requests out, answers in)
@@ -374,12 +376,17 @@ void SubQp::senderLoop() {
     req.op = w.opcode == IBV_WR_RDMA_WRITE ? kWrite : w.opcode == IBV_WR_RDMA_WRITE_WITH_IMM ? kWriteImm : kFetchAdd;
     bool localOk = true;
     bool sent = false;
+    bool gone = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      gone = peerGone;
+    }
     {
       std::shared_lock<std::shared_mutex> mrLock(fabric().mrMutex);
       SubMr* mr = w.length > 0 ? findMr(w.lkey) : nullptr;
       if (w.length > 0 && (mr == nullptr || !inside(mr, w.localAddr, w.length))) {
         localOk = false;
-      } else if (sendAll(fd, &req, sizeof(req))) {
+      } else if (!gone && sendAll(fd, &req, sizeof(req))) {
         sent = true;
         if (req.op != kFetchAdd && w.length > 0) {
           if (!mr->gpu) {
@@ -421,14 +428,15 @@ void SubQp::ackLoop() {
     if (destroying) return;
     if (!ok) {
       // The peer's process closed the stream (exited or was killed): what was in flight will never be
-      // answered, which a real HCA reports as exhausted retries.
+      // answered, which a real HCA reports as exhausted retries. With nothing in flight a real QP does
+      // not notice yet: it stays in RTS, and its next request is the one that exhausts its retries.
+      peerGone = true;
       if (!inFlight.empty()) {
         SendWork w = inFlight.front();
         inFlight.pop_front();
         failLocked(w, IBV_WC_RETRY_EXC_ERR);
-      } else {
-        enterErrorLocked();
       }
+      cv.notify_all();
       return;
     }
     if (inFlight.empty()) continue;  // flushed already

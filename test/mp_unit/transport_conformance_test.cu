@@ -41,6 +41,23 @@ std::string needsNothing() { return ""; }
 std::string needsGpu() {
   return gpuCapabilities().gpuAvailable() ? "" : "needs a GPU: " + gpuCapabilities().unavailableReason;
 }
+/// IB0 names a verbs device: a verbs library loaded and listing one. Where no RDMA device exists, ctest's
+/// mp_unit_tests entries point MSCCLPP_IBV_SO at the substitute provider (test/ib_substitute/).
+std::string needsIb() {
+  try {
+    getIBDeviceName(Transport::IB0);
+    return "";
+  } catch (const Error& e) {
+    return std::string(
+               "needs an IB device for IB0 (MSCCLPP_IBV_SO may name the substitute provider, "
+               "libmscclpp_ibv_substitute.so): ") +
+           e.what();
+  }
+}
+std::string needsGpuAndIb() {
+  const std::string gpu = needsGpu();
+  return gpu.empty() ? needsIb() : gpu;
+}
 
 struct ConformanceKind {
   const char* name;
@@ -63,6 +80,8 @@ const ConformanceKind kKinds[] = {
     {"CudaIpc", {Transport::CudaIpc, DeviceType::GPU}, MemoryKind::Gpu, needsGpu, 256 * kMiB, kCudaIpcSeesNoPeer},
     {"EthernetHost", {Transport::Ethernet, DeviceType::CPU}, MemoryKind::Host, needsNothing, 16 * kMiB + 12, ""},
     {"EthernetGpu", {Transport::Ethernet, DeviceType::GPU}, MemoryKind::Gpu, needsGpu, 256 * kMiB, ""},
+    {"IbHost", {Transport::IB0, DeviceType::CPU}, MemoryKind::Host, needsIb, 16 * kMiB + 12, ""},
+    {"IbGpu", {Transport::IB0, DeviceType::GPU}, MemoryKind::Gpu, needsGpuAndIb, 256 * kMiB, ""},
 };
 
 void PrintTo(const ConformanceKind& kind, std::ostream* os) { *os << kind.name; }
@@ -295,8 +314,12 @@ TEST_P(TransportConformanceTest, UpdateAndSyncAppliesTheDestinationOffsetOnce) {
     RegisteredMemory wordsMemory = registerRegion(comm, words, kWords * 8);
     comm.sendMemory(wordsMemory, peer);
     RegisteredMemory peerWords = comm.recvMemory(peer).get();
-    uint64_t source = 0;
+    // Each word is updated through its own source word, which holds what the word holds, as a
+    // semaphore's outbound counter mirrors the peer's token: the contract under which every transport
+    // leaves the new value there (IB with RDMA atomics adds new - old to the word).
+    std::vector<uint64_t> sources(kWords, 0);
     for (size_t i = 0; i < offsets.size(); ++i) {
+      uint64_t& source = sources[offsets[i] / 8];
       conn.updateAndSync(peerWords, offsets[i], &source, value(rank, i));
       EXPECT_EQ(source, value(rank, i)) << "updateAndSync stores the new value into *src";
     }
@@ -433,13 +456,15 @@ TEST_P(TransportConformanceTest, WriteAndFlushFailAfterThePeerDies) {
     const int status = child.kill();
     ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "the peer ended otherwise: " << status;
     // The kernel may still accept what fits in socket buffers, but the connection must fail within a
-    // bounded number of calls, with Aborted (the peer closed), never hang or accept data forever.
+    // bounded number of calls, with Aborted (the peer closed), never hang or accept data forever. Each
+    // flush may wait out IB's RC retries (about 9 s at the timing ib_qp.cc sets) before it fails.
+    constexpr int64_t kFlushTimeoutUsec = 20000000;
     int calls = 0;
     bool failed = false;
     for (; calls < 1000 && !failed; ++calls) {
       try {
         conn.write(peerMemory, 0, srcMemory, 0, kDyingPeerBytes);
-        conn.flush(5000000);
+        conn.flush(kFlushTimeoutUsec);
       } catch (const Error& e) {
         failed = true;
         EXPECT_EQ(e.getErrorCode(), ErrorCode::Aborted) << e.what();
@@ -449,7 +474,7 @@ TEST_P(TransportConformanceTest, WriteAndFlushFailAfterThePeerDies) {
     // Once failed, the connection stays failed.
     try {
       conn.write(peerMemory, 0, srcMemory, 0, 8);
-      conn.flush(5000000);
+      conn.flush(kFlushTimeoutUsec);
       ADD_FAILURE() << "a write after the failure was accepted and flushed";
     } catch (const Error& e) {
       EXPECT_EQ(e.getErrorCode(), ErrorCode::Aborted) << e.what();

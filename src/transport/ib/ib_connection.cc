@@ -47,6 +47,13 @@ const char* opcodeName(ibv_wc_opcode opcode) {
   }
 }
 
+/// What a failed completion means to the caller. Exhausted transport retries on a connected RC QP
+/// mean the peer stopped answering: its process died, its QP went to error, or the path to it was lost.
+/// The connection was ended from the other side, which every transport reports as Aborted.
+ErrorCode errorCodeOf(ibv_wc_status status) {
+  return status == IBV_WC_RETRY_EXC_ERR ? ErrorCode::Aborted : ErrorCode::SystemError;
+}
+
 }  // namespace
 
 IbConnection::IbConnection(std::shared_ptr<Context> context, const Endpoint& local, const Endpoint& remote,
@@ -181,10 +188,14 @@ void IbConnection::pollOnce() {
   outstanding_ -= n;
   for (int i = 0; i < n; ++i) {
     if (wcs[i].status == IBV_WC_SUCCESS) continue;
+    const ErrorCode code = errorCodeOf(wcs[i].status);
     Error error(
         concat("IB ", opcodeName(wcs[i].opcode), " failed on ", describe(), ": ", ibv().wcStatusStr(wcs[i].status),
-               " (status ", static_cast<int>(wcs[i].status), ", vendor error 0x", std::hex, wcs[i].vendor_err, ")"),
-        ErrorCode::SystemError);
+               " (status ", static_cast<int>(wcs[i].status), ", vendor error 0x", std::hex, wcs[i].vendor_err, ")",
+               code == ErrorCode::Aborted
+                   ? ": the peer stopped answering (its process died, its QP is in error, or the path is lost)"
+                   : ""),
+        code);
     latchError(std::make_exception_ptr(error));
     throw error;
   }
