@@ -2,9 +2,10 @@
 # Copyright (c) 2026 The libmscclpp authors
 # SPDX-License-Identifier: MIT
 #
-# The README's test command: installs missing packages, builds, checks the formatting, runs every test
-# (unit, multi-process suites under mpirun with 2 and 4 ranks, the install check, a benchmark smoke run), then the host
-# tests again under ASan/UBSan, and ends with one line "N passed, N failed, N skipped".
+# The README's test command: installs missing packages, builds, checks the formatting and that the library
+# compiles with hipcc (tools/hip-check.sh), runs every test (unit, multi-process suites under mpirun with 2 and 4
+# ranks, the install check, a benchmark smoke run), then the host tests again under ASan/UBSan, and ends with one
+# line "N passed, N failed, N skipped".
 # GPU tests skip, with the reason, where there is no GPU.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,6 +23,9 @@ extra_failures=0
 
 echo "== formatting (clang-format) =="
 "$root/tools/format.sh" --check || extra_failures=$((extra_failures + 1))
+
+echo "== HIP compile check (hipcc, gfx90a) =="
+"$root/tools/hip-check.sh" || extra_failures=$((extra_failures + 1))
 
 echo "== ctest (unit, multi-process, install) =="
 rm -f "$build/Testing/Temporary/LastTestsFailed.log"

@@ -33,11 +33,13 @@
 namespace mscclpp {
 namespace detail {
 
-// Out of line so that the printf and its arguments stay off the caller's fast path.
+// Out of line so that the printf and its arguments stay off the caller's fast path. The indices are cast
+// because HIP's blockIdx.x and threadIdx.x are objects that convert to unsigned, which printf cannot take.
 __device__ __noinline__ inline void deviceAssertFailed(const char* file, int line, const char* condition,
                                                        const char* message) {
   printf("mscclpp: device assertion failed at %s:%d: `%s`: %s [block (%u,%u,%u) thread (%u,%u,%u)]\n", file, line,
-         condition, message, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z);
+         condition, message, unsigned(blockIdx.x), unsigned(blockIdx.y), unsigned(blockIdx.z), unsigned(threadIdx.x),
+         unsigned(threadIdx.y), unsigned(threadIdx.z));
   MSCCLPP_DEVICE_TRAP();
 }
 

@@ -15,12 +15,30 @@
 
 #if defined(MSCCLPP_DEVICE_HIP)
 
-#include <hip/hip_bf16.h>
 #include <hip/hip_fp16.h>
 #include <hip/hip_version.h>
 
+#if __has_include(<hip/hip_bf16.h>)
+#include <hip/hip_bf16.h>
 using __bfloat16 = __hip_bfloat16;
 using __bfloat162 = __hip_bfloat162;
+#else
+// HIP 5 has only the scalar hip_bfloat16 (built from a float with round-to-nearest-even, read back as a
+// float). The pair type and the few intrinsics the library's kernels use get their CUDA names here,
+// with the same results.
+#include <hip/hip_bfloat16.h>
+using __bfloat16 = hip_bfloat16;
+struct alignas(4) __bfloat162 {
+  __bfloat16 x;
+  __bfloat16 y;
+};
+MSCCLPP_HOST_DEVICE_INLINE float __bfloat162float(__bfloat16 a) { return static_cast<float>(a); }
+MSCCLPP_HOST_DEVICE_INLINE __bfloat16 __float2bfloat16_rn(float a) { return __bfloat16(a); }
+MSCCLPP_HOST_DEVICE_INLINE __bfloat162 __hadd2(__bfloat162 a, __bfloat162 b) {
+  return {__float2bfloat16_rn(__bfloat162float(a.x) + __bfloat162float(b.x)),
+          __float2bfloat16_rn(__bfloat162float(a.y) + __bfloat162float(b.y))};
+}
+#endif
 #define __CUDA_BF16_TYPES_EXIST__
 
 // ROCm 6 brings FP8 (the fnuz variants, gfx942 and newer); its x2/x4 packs are plain storage words.

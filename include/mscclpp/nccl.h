@@ -10,6 +10,12 @@
 #ifndef NCCL_H_
 #define NCCL_H_
 
+#if defined(__HIP_PLATFORM_AMD__)
+/* Under HIP the stream is HIP's, under NCCL's name for it (RCCL's header takes the HIP name instead;
+ * the two are the same type). */
+#include <hip/hip_runtime_api.h>
+typedef hipStream_t cudaStream_t;
+#else
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #if CUDART_VERSION >= 11000
@@ -17,6 +23,7 @@
 #endif
 #if __cplusplus && CUDART_VERSION >= 11080
 #include <cuda_fp8.h>
+#endif
 #endif
 
 #define NCCL_MAJOR 2

@@ -58,14 +58,15 @@
 namespace mscclpp {
 namespace detail {
 
-// Out of line so that the printf and its arguments stay off the spin loop.
+// Out of line so that the printf and its arguments stay off the spin loop. The indices are cast as in
+// assert_device.hpp (HIP's are objects, not unsigned).
 __device__ __noinline__ inline void pollSpinLimitExpired(const char* file, int line, const char* condition,
                                                          int64_t spins) {
   printf(
       "mscclpp: spin limit expired at %s:%d: still waiting for `%s` after %lld spins (pass maxSpin=-1 to wait "
       "without limit) [block (%u,%u,%u) thread (%u,%u,%u)]\n",
-      file, line, condition, static_cast<long long>(spins), blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x,
-      threadIdx.y, threadIdx.z);
+      file, line, condition, static_cast<long long>(spins), unsigned(blockIdx.x), unsigned(blockIdx.y),
+      unsigned(blockIdx.z), unsigned(threadIdx.x), unsigned(threadIdx.y), unsigned(threadIdx.z));
   MSCCLPP_DEVICE_TRAP();
 }
 

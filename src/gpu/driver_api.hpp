@@ -12,6 +12,7 @@
 #ifndef MSCCLPP_GPU_DRIVER_API_HPP_
 #define MSCCLPP_GPU_DRIVER_API_HPP_
 
+#include <cstdint>
 #include <mscclpp/gpu.hpp>
 #include <string>
 #include <utility>
@@ -61,6 +62,15 @@ inline bool isDeviceMemory(const cudaPointerAttributes& attrs) {
   return attrs.memoryType == hipMemoryTypeDevice;
 #else
   return attrs.type == cudaMemoryTypeDevice;
+#endif
+}
+
+/// A driver device pointer as an address: CUdeviceptr is an integer on CUDA, a void* on HIP.
+inline uintptr_t deviceAddress(CUdeviceptr ptr) {
+#if defined(__HIP_PLATFORM_AMD__)
+  return reinterpret_cast<uintptr_t>(ptr);
+#else
+  return static_cast<uintptr_t>(ptr);
 #endif
 }
 
@@ -115,7 +125,6 @@ constexpr auto CU_MEM_HANDLE_TYPE_FABRIC = static_cast<CUmemAllocationHandleType
 constexpr auto CUDA_ERROR_NOT_FOUND = hipErrorNotFound;
 constexpr auto CUDA_ERROR_OPERATING_SYSTEM = hipErrorOperatingSystem;
 constexpr unsigned CU_STREAM_WRITE_VALUE_DEFAULT = 0;
-constexpr int CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 1;
 using CUstream = hipStream_t;
 
 namespace cu {
@@ -126,12 +135,8 @@ namespace cu {
   }
 MSCCLPP_FOR_EACH_DRIVER_SYMBOL(MSCCLPP_DRIVER_WRAPPER)
 #undef MSCCLPP_DRIVER_WRAPPER
-
-// No DMA-BUF export on HIP 5: IB registration of device memory falls back to peer memory.
-template <typename... Args>
-CUresult cuMemGetHandleForAddressRange(Args&&...) {
-  return hipErrorNotSupported;
-}
+// HIP 5 has no DMA-BUF export of device memory: src/transport/ib/ib_device.cc registers through peer
+// memory instead, as on a CUDA GPU without DMA-BUF.
 }  // namespace cu
 
 #endif  // !defined(__HIP_PLATFORM_AMD__)

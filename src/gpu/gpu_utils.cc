@@ -176,8 +176,8 @@ void* gpuCallocPhysical(size_t bytes, size_t gran, size_t align) {
 
   CUmemGenericAllocationHandle handle;
   MSCCLPP_CUTHROW(cu::cuMemCreate(&handle, size, &prop, 0));
-  CUdeviceptr ptr = 0;
-  CUresult res = cu::cuMemAddressReserve(&ptr, size, align, 0, 0);
+  CUdeviceptr ptr{};
+  CUresult res = cu::cuMemAddressReserve(&ptr, size, align, CUdeviceptr{}, 0);
   if (res != CUDA_SUCCESS) {
     MSCCLPP_CU_IGNORE(cu::cuMemRelease(handle));
     throw CuError(concat("gpuCallocPhysical: cuMemAddressReserve of ", size, " bytes failed"), res);

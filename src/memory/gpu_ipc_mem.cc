@@ -423,10 +423,11 @@ std::shared_ptr<GpuIpcExport> GpuIpcExport::create(void* ptr, size_t size, uint8
                                              : concat(cudaGetErrorName(attrErr), ": ", cudaGetErrorString(attrErr)),
                       ")");
   const int deviceId = attrs.device;
-  CUdeviceptr base = 0;
+  CUdeviceptr basePtr{};
   size_t baseSize = 0;
-  MSCCLPP_CUTHROW(cu::cuMemGetAddressRange(&base, &baseSize, dptr));
-  const uint64_t offset = dptr - base;
+  MSCCLPP_CUTHROW(cu::cuMemGetAddressRange(&basePtr, &baseSize, dptr));
+  const uintptr_t base = deviceAddress(basePtr);
+  const uint64_t offset = deviceAddress(dptr) - base;
   MSCCLPP_CHECK_USAGE(offset <= baseSize && size <= baseSize - offset, "GpuIpcExport: [", ptr, ", +", size,
                       ") extends past the end of its allocation (", baseSize, " bytes at ",
                       reinterpret_cast<void*>(base), ")");
@@ -455,7 +456,7 @@ std::shared_ptr<GpuIpcExport> GpuIpcExport::create(void* ptr, size_t size, uint8
   {
     ExportRegistry& registry = exportRegistry();
     std::lock_guard<std::mutex> lock(registry.mutex);
-    const std::pair<uintptr_t, uint8_t> key{static_cast<uintptr_t>(base), permitted};
+    const std::pair<uintptr_t, uint8_t> key{base, permitted};
     auto it = registry.live.find(key);
     if (it != registry.live.end()) allocation = it->second.lock();
     if (allocation) {
@@ -524,8 +525,8 @@ std::unique_ptr<CuMemImport> CuMemImport::map(UniqueAllocHandle handle, size_t s
   MSCCLPP_CUTHROW(cu::cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
   MSCCLPP_CHECK_USAGE(gran != 0 && size % gran == 0, "the handle's allocation size ", size,
                       " is not a multiple of the allocation granularity ", gran);
-  CUdeviceptr va = 0;
-  MSCCLPP_CUTHROW(cu::cuMemAddressReserve(&va, size, gran, 0, 0));
+  CUdeviceptr va{};
+  MSCCLPP_CUTHROW(cu::cuMemAddressReserve(&va, size, gran, CUdeviceptr{}, 0));
   std::unique_ptr<CuMemImport> mapping(new CuMemImport(va, size, type));
   MSCCLPP_CUTHROW(cu::cuMemMap(va, size, 0, handle.get(), 0));
   mapping->mapped_ = true;

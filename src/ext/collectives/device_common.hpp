@@ -16,6 +16,7 @@
 #include <mscclpp/poll_device.hpp>
 #include <type_traits>
 
+#include "common/checks.hpp"
 #include "ext/collectives/kernels.hpp"
 
 namespace mscclpp {
@@ -174,6 +175,7 @@ template <>
 struct TypeOf<DataType::Bfloat16> {
   using type = __bfloat16;
 };
+#if defined(__FP8_TYPES_EXIST__)
 template <>
 struct TypeOf<DataType::Fp8E4M3> {
   using type = __fp8_e4m3;
@@ -182,6 +184,7 @@ template <>
 struct TypeOf<DataType::Fp8E5M2> {
   using type = __fp8_e5m2;
 };
+#endif
 
 /// How an element type is combined: integers in their own width with wrap-around (as NCCL does),
 /// floating types in float (double for double) with one rounding back at the end, so that the
@@ -358,9 +361,21 @@ struct VecAcc {
       MSCCLPP_COLL_TYPE_CASE(F, Float32, kind, __VA_ARGS__)  \
       MSCCLPP_COLL_TYPE_CASE(F, Float64, kind, __VA_ARGS__)  \
       MSCCLPP_COLL_TYPE_CASE(F, Bfloat16, kind, __VA_ARGS__) \
-      MSCCLPP_COLL_TYPE_CASE(F, Fp8E4M3, kind, __VA_ARGS__)  \
-      MSCCLPP_COLL_TYPE_CASE(F, Fp8E5M2, kind, __VA_ARGS__)  \
+      MSCCLPP_COLL_FP8_CASES(F, kind, __VA_ARGS__)           \
     }                                                        \
   } while (0)
+
+#if defined(__FP8_TYPES_EXIST__)
+#define MSCCLPP_COLL_FP8_CASES(F, kind, ...)            \
+  MSCCLPP_COLL_TYPE_CASE(F, Fp8E4M3, kind, __VA_ARGS__) \
+  MSCCLPP_COLL_TYPE_CASE(F, Fp8E5M2, kind, __VA_ARGS__)
+#else
+// A toolkit without FP8 types (HIP before ROCm 6) has no FP8 kernels: such a reduction is refused on the
+// host, before anything is launched.
+#define MSCCLPP_COLL_FP8_CASES(F, kind, ...)      \
+  case ::mscclpp::collectives::DataType::Fp8E4M3: \
+  case ::mscclpp::collectives::DataType::Fp8E5M2: \
+    MSCCLPP_THROW(InvalidUsage, "FP8 reductions are not available: the GPU toolkit has no FP8 types");
+#endif
 
 #endif  // MSCCLPP_EXT_COLLECTIVES_DEVICE_COMMON_HPP_

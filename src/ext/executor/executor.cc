@@ -284,6 +284,12 @@ void Executor::execute(int rank, void* sendbuff, void* recvBuff, size_t sendBuff
   if (static_cast<int>(dataType) < 0 || static_cast<int>(dataType) > static_cast<int>(DataType::FP8_E5M2)) {
     fail(concat("unknown data type ", static_cast<int>(dataType)));
   }
+#if !defined(__FP8_TYPES_EXIST__)
+  // The interpreter has no FP8 arithmetic where the GPU toolkit has no FP8 types (HIP before ROCm 6).
+  if (dataType == DataType::FP8_E4M3 || dataType == DataType::FP8_E5M2) {
+    fail("FP8 data is not available: the GPU toolkit has no FP8 types");
+  }
+#endif
   if (packetType != PacketType::LL8 && packetType != PacketType::LL16) {
     fail(concat("unknown packet type ", static_cast<int>(packetType)));
   }

@@ -7,8 +7,6 @@
 // begins (e.g. between a wait and the reads it guards). Every range was checked on the host
 // (resolve.cc), so nothing here checks bounds.
 
-#include <cuda_fp8.h>
-
 #include <mscclpp/concurrency_device.hpp>
 #include <mscclpp/copy_device.hpp>
 #include <mscclpp/executor.hpp>
@@ -71,6 +69,7 @@ struct WordAdd<__bfloat16> {
   }
 };
 
+#if defined(__FP8_TYPES_EXIST__) && defined(MSCCLPP_DEVICE_CUDA)
 // FP8: each half of the word is two elements, added as half2 and rounded back (saturating).
 template <__nv_fp8_interpretation_t Kind>
 __device__ __forceinline__ uint32_t addFp8Word(uint32_t a, uint32_t b) {
@@ -96,6 +95,35 @@ template <>
 struct WordAdd<__fp8_e5m2> {
   static __device__ __forceinline__ uint32_t add(uint32_t a, uint32_t b) { return addFp8Word<__NV_E5M2>(a, b); }
 };
+#elif defined(__FP8_TYPES_EXIST__)
+// HIP's FP8 types have no pair conversions: each of the four elements goes through float.
+template <typename T>
+__device__ __forceinline__ uint32_t addFp8Word(uint32_t a, uint32_t b) {
+  uint32_t out = 0;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    T x, y;
+    const uint8_t xb = static_cast<uint8_t>(a >> (8 * e)), yb = static_cast<uint8_t>(b >> (8 * e));
+    memcpy(&x, &xb, 1);
+    memcpy(&y, &yb, 1);
+    const T z(static_cast<float>(x) + static_cast<float>(y));
+    uint8_t zb;
+    memcpy(&zb, &z, 1);
+    out |= static_cast<uint32_t>(zb) << (8 * e);
+  }
+  return out;
+}
+
+template <>
+struct WordAdd<__fp8_e4m3> {
+  static __device__ __forceinline__ uint32_t add(uint32_t a, uint32_t b) { return addFp8Word<__fp8_e4m3>(a, b); }
+};
+
+template <>
+struct WordAdd<__fp8_e5m2> {
+  static __device__ __forceinline__ uint32_t add(uint32_t a, uint32_t b) { return addFp8Word<__fp8_e5m2>(a, b); }
+};
+#endif
 
 template <typename T>
 __device__ __forceinline__ uint4 add4(uint4 a, uint4 b) {
@@ -132,12 +160,19 @@ __device__ __forceinline__ void withType(uint8_t dataType, Fn&& fn) {
     case DataType::BFLOAT16:
       fn(__bfloat16{});
       break;
+#if defined(__FP8_TYPES_EXIST__)
     case DataType::FP8_E4M3:
       fn(__fp8_e4m3{});
       break;
     case DataType::FP8_E5M2:
       fn(__fp8_e5m2{});
       break;
+#else
+    // Refused by Executor::execute where the toolkit has no FP8 types.
+    case DataType::FP8_E4M3:
+    case DataType::FP8_E5M2:
+      break;
+#endif
   }
 }
 

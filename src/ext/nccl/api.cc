@@ -3,8 +3,6 @@
 
 // The exported NCCL functions: each checks its arguments, then runs its body through apiCall.
 
-#include <cuda_runtime.h>
-
 #include <cstring>
 #include <mscclpp/gpu_utils.hpp>
 #include <vector>

@@ -3,8 +3,6 @@
 
 #include "ext/nccl/comm.hpp"
 
-#include <cuda_runtime.h>
-
 #include <cstring>
 #include <mscclpp/env.hpp>
 #include <mscclpp/gpu_utils.hpp>

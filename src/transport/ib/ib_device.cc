@@ -201,6 +201,11 @@ IbMr::IbMr(std::shared_ptr<IbDevice> device, void* addr, size_t size, int gpuId)
   if (t.regDmabufMr == nullptr) {
     dmabufWhy = "the verbs library has no ibv_reg_dmabuf_mr";
   } else {
+#if defined(__HIP_PLATFORM_AMD__)
+    // HIP 5 can neither export device memory as a DMA-BUF nor say whether a GPU could: registration
+    // takes the peer-memory path below, as on a CUDA GPU without DMA-BUF support.
+    dmabufWhy = "HIP has no DMA-BUF export of device memory";
+#else
     CUdevice cuDevice;
     int supported = 0;
     CUresult r = cu::cuDeviceGet(&cuDevice, gpuId);
@@ -225,7 +230,7 @@ IbMr::IbMr(std::shared_ptr<IbDevice> device, void* addr, size_t size, int gpuId)
       if (r != CUDA_SUCCESS) {
         dmabufWhy = concat("cuMemGetHandleForAddressRange: ", cuResultName(r));
       } else {
-        const uint64_t offset = reinterpret_cast<uint64_t>(addr) - base;
+        const uint64_t offset = reinterpret_cast<uintptr_t>(addr) - deviceAddress(base);
         mr_ = t.regDmabufMr(device_->pd(), offset, size, reinterpret_cast<uint64_t>(addr), fd, access);
         const int err = errno;
         ::close(fd);
@@ -236,6 +241,7 @@ IbMr::IbMr(std::shared_ptr<IbDevice> device, void* addr, size_t size, int gpuId)
         dmabufWhy = concat("ibv_reg_dmabuf_mr: ", errnoName(err));
       }
     }
+#endif
   }
   mr_ = t.regMr(device_->pd(), addr, size, access);
   if (mr_ == nullptr) {
