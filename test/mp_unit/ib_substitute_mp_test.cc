@@ -110,28 +110,6 @@ TEST_F(IbSubstituteMpTest, AWaiterThatSeesTheTokenSeesEveryWriteBeforeIt) {
   bootstrap->barrier();
 }
 
-TEST_F(IbSubstituteMpTest, Host2HostSemaphorePingPongKeepsCountsOverManyRounds) {
-  auto bootstrap = makeBootstrap();
-  Communicator comm(bootstrap);
-  auto toNext = comm.connect(hostConfig(), next, 100 + rank);
-  auto fromPrev = comm.connect(hostConfig(), prev, 100 + prev);
-  auto sendStub = comm.buildSemaphore(toNext.get(), next, 100 + rank);
-  auto recvStub = comm.buildSemaphore(fromPrev.get(), prev, 100 + prev);
-  Host2HostSemaphore sendSide(sendStub.get());
-  Host2HostSemaphore recvSide(recvStub.get());
-  for (int round = 0; round < 500; ++round) {
-    if (rank == 0) {
-      sendSide.signal();
-      recvSide.wait();
-    } else {
-      recvSide.wait();
-      sendSide.signal();
-    }
-  }
-  EXPECT_FALSE(recvSide.poll());
-  bootstrap->barrier();
-}
-
 TEST_F(IbSubstituteMpTest, AQpInErrorFailsItsOwnFlushWithSystemErrorAndThePeersWritesIntoItWithAborted) {
   auto bootstrap = makeBootstrap();
   Communicator comm(bootstrap);

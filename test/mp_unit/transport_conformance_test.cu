@@ -332,6 +332,28 @@ TEST_P(TransportConformanceTest, UpdateAndSyncAppliesTheDestinationOffsetOnce) {
   });
 }
 
+TEST_P(TransportConformanceTest, Host2HostSemaphorePingPongKeepsCountsOverManyRounds) {
+  MSCCLPP_CONFORMANCE_REQUIRE_KIND();
+  if (kind().endpoint.device.type != DeviceType::CPU) GTEST_SKIP() << "a host-to-host semaphore needs a host endpoint";
+  runPairTest([&](std::shared_ptr<TcpBootstrap> bootstrap) {
+    Communicator comm(bootstrap);
+    Connection conn = comm.connect(kind().endpoint, peer).get();
+    Host2HostSemaphore semaphore(comm, conn);
+    // A token goes back and forth 500 times; the lower rank serves first.
+    for (int round = 0; round < 500; ++round) {
+      if (rank < peer) {
+        semaphore.signal();
+        semaphore.wait();
+      } else {
+        semaphore.wait();
+        semaphore.signal();
+      }
+    }
+    EXPECT_FALSE(semaphore.poll()) << "no signal beyond those waited for";
+    bootstrap->barrier();
+  });
+}
+
 TEST_P(TransportConformanceTest, OutOfRangeRequestsAreRefusedWithInvalidUsage) {
   MSCCLPP_CONFORMANCE_REQUIRE_KIND();
   constexpr uint64_t kRegistered = 32 << 10;
