@@ -6,6 +6,7 @@ Run with torchrun (run_consumers.sh does): every collective torch's ProcessGroup
 against a value computed on the host. Exits non-zero on the first wrong result.
 """
 
+import ctypes
 import os
 import sys
 
@@ -27,11 +28,19 @@ def main():
     dist.init_process_group("nccl")
     rank, n = dist.get_rank(), dist.get_world_size()
     dev = torch.device("cuda", torch.cuda.current_device())
-    version = torch.cuda.nccl.version()
+    # torch.cuda.nccl.version() is the version torch was compiled against, not the library it runs on. What
+    # libtorch_cuda.so calls is what the process's global symbol lookup finds first, so ask that lookup
+    # (dlopen(NULL)) which ncclGetVersion it resolves to, and check our library is the one mapped in.
+    resolved = ctypes.c_int()
+    ctypes.CDLL(None).ncclGetVersion(ctypes.byref(resolved))
+    with open("/proc/self/maps") as maps:
+        mapped = "libmscclpp_nccl.so" in maps.read()
     if rank == 0:
-        print(f"torch {torch.__version__}, NCCL reported as {version}", flush=True)
-    if tuple(version[:3]) != (2, 28, 3):
-        raise AssertionError(f"torch sees NCCL {version}, not libmscclpp_nccl's 2.28.3: is it preloaded?")
+        print(f"torch {torch.__version__} (built with NCCL {torch.cuda.nccl.version()}); "
+              f"ncclGetVersion resolves to {resolved.value}", flush=True)
+    if resolved.value != 22803 or not mapped:
+        raise AssertionError(f"ncclGetVersion resolves to {resolved.value} (libmscclpp_nccl.so mapped: {mapped}), "
+                             "not libmscclpp_nccl's 22803: is it preloaded?")
 
     for dtype, tol in ((torch.float32, 1e-5), (torch.bfloat16, 2e-2), (torch.float16, 2e-3)):
         base = torch.arange(4096, device=dev, dtype=torch.float32) % 13
