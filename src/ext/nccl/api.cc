@@ -266,6 +266,12 @@ const char* ncclGetLastError(ncclComm_t comm) {
 void ncclResetDebugInit() {}
 
 ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
+  // The real NCCL asking about its own communicator (ncclCommEnsureReady), bound to this function because
+  // it was in the global scope before us: real_nccl.hpp says when.
+  if (comm != nullptr && !comm->isValid()) {
+    if (const mscclpp::nccl::RealNccl* real = mscclpp::nccl::openedRealNccl())
+      return real->CommGetAsyncError(comm, asyncError);
+  }
   NCCL_REQUIRE(validComm(comm), nullptr, ncclInvalidArgument, "comm is NULL or not a communicator");
   NCCL_REQUIRE(asyncError != nullptr, comm, ncclInvalidArgument, "asyncError is NULL");
   *asyncError = comm->asyncError.load();

@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <mscclpp/env.hpp>
 #include <string_view>
 
@@ -68,8 +69,11 @@ Loaded load() {
   return loaded;
 }
 
+std::atomic<const RealNccl*> opened{nullptr};
+
 const Loaded& loadedOnce() {
   static const Loaded loaded = load();
+  if (loaded.usable) opened.store(&loaded.lib, std::memory_order_release);
   return loaded;
 }
 
@@ -79,6 +83,8 @@ const RealNccl* realNccl() {
   const Loaded& loaded = loadedOnce();
   return loaded.usable ? &loaded.lib : nullptr;
 }
+
+const RealNccl* openedRealNccl() { return opened.load(std::memory_order_acquire); }
 
 const std::string& realNcclProblem() { return loadedOnce().problem; }
 
