@@ -5,19 +5,8 @@
 # Installs the Debian/Ubuntu packages the build and tests need, only those that are missing.
 # The CUDA toolkit itself is expected at /usr/local/cuda (or on PATH): it is not a Debian package here.
 set -euo pipefail
-packages=(cmake g++ make pkg-config libgtest-dev libgmock-dev libopenmpi-dev openmpi-bin libibverbs-dev
-  libnuma-dev nlohmann-json3-dev python3 clang-format)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "install-deps: installing ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo=sudo
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+"$(dirname "$0")/apt-install.sh" cmake g++ make pkg-config libgtest-dev libgmock-dev libopenmpi-dev openmpi-bin \
+  libibverbs-dev libnuma-dev nlohmann-json3-dev python3 clang-format
 # The Python module and its tests, for the python3 on PATH (which may be pyenv's, not Debian's): pybind11 to
 # build against, numpy to import, pytest and mpi4py (built against libopenmpi-dev) to test.
 python_packages=(pybind11 numpy pytest mpi4py)

@@ -9,16 +9,15 @@
 set -uo pipefail
 failed=0
 for so in "$@"; do
-  if ! readelf -d "$so" | grep -Eq 'NEEDED.*lib(stdc|c)\+\+'; then
-    echo "FAILED: $so does not need a shared C++ runtime"
-    failed=1
-  fi
+  problems=""
+  readelf -d "$so" | grep -Eq 'NEEDED.*lib(stdc|c)\+\+' || problems="it does not need a shared C++ runtime"
   own=$( { nm --defined-only "$so" 2>/dev/null; nm -D --defined-only "$so"; } | awk '$3 == "__cxa_throw" || $3 == "__gxx_personality_v0"' | sort -u)
-  if [ -n "$own" ]; then
-    echo "FAILED: $so carries its own C++ runtime:"
-    echo "$own"
+  [ -n "$own" ] && problems="${problems:+$problems; }it carries its own C++ runtime: $(echo $own)"
+  if [ -n "$problems" ]; then
+    echo "FAILED: $so: $problems"
     failed=1
+  else
+    echo "ok: $so uses the shared C++ runtime"
   fi
-  [ "$failed" -eq 0 ] && echo "ok: $so uses the shared C++ runtime"
 done
 exit "$failed"
