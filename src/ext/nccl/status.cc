@@ -62,7 +62,7 @@ ncclResult_t resultOf(const std::exception_ptr& error) {
 ncclResult_t fail(ncclComm_t comm, const char* call, ncclResult_t code, const std::string& message) {
   std::string text = concat(call, ": ", message);
   LOG_WARN(NCCL, text, " (", resultName(code), ")");
-  if (comm != nullptr && comm->isValid()) {
+  if (validComm(comm)) {
     std::lock_guard<std::mutex> lock(comm->mutex);
     comm->lastError = text;
   }
