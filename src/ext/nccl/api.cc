@@ -82,12 +82,13 @@ ncclResult_t initRank(ncclComm_t* out, int nranks, const mscclpp::UniqueId& id, 
     mscclpp::nccl::submitInit([raw, spec, call]() {
       try {
         mscclpp::nccl::joinComm(raw, spec);
-      } catch (const std::exception& e) {
+      } catch (...) {
+        const std::exception_ptr error = std::current_exception();
         {
           std::lock_guard<std::mutex> lock(raw->mutex);
-          raw->asyncFailure = mscclpp::concat(call, ": ", e.what());
+          raw->asyncFailure = mscclpp::concat(call, ": ", mscclpp::nccl::messageOf(error));
         }
-        raw->asyncError = mscclpp::nccl::resultOf(std::current_exception());
+        raw->asyncError = mscclpp::nccl::resultOf(error);
         throw;
       }
     });

@@ -23,6 +23,9 @@ namespace mscclpp::nccl {
 /// The NCCL code of an exception thrown inside the library.
 ncclResult_t resultOf(const std::exception_ptr& error);
 
+/// The message of an exception thrown inside the library.
+std::string messageOf(const std::exception_ptr& error);
+
 /// Records `message` as the last error (process-wide, and on `comm` when it is a communicator), logs
 /// it with the name of the failing API function `call` and returns `code`.
 ncclResult_t fail(ncclComm_t comm, const char* call, ncclResult_t code, const std::string& message);
@@ -38,10 +41,9 @@ template <class Body>
 ncclResult_t apiCall(ncclComm_t comm, const char* call, Body&& body) noexcept {
   try {
     return body();
-  } catch (const std::exception& e) {
-    return fail(comm, call, resultOf(std::current_exception()), e.what());
   } catch (...) {
-    return fail(comm, call, ncclInternalError, "unknown exception");
+    const std::exception_ptr error = std::current_exception();
+    return fail(comm, call, resultOf(error), messageOf(error));
   }
 }
 
