@@ -7,16 +7,33 @@
 #include <gtest/gtest.h>
 #include <mscclpp/nccl.h>
 
+#include <climits>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "ext/nccl/api_functions.hpp"
+#include "ext/nccl/comm.hpp"
 #include "ext/nccl/config.hpp"
 #include "ext/nccl/real_nccl.hpp"
+#include "overflow_cases.hpp"
 
 namespace {
 
 std::string lastError() { return ncclGetLastError(nullptr); }
+
+bool startsWith(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
+
+/// Rank `rank` of a communicator of `nRanks` that never joined a group (no GPU needed): enough for
+/// everything a call does before it communicates. It has neither our collectives nor a real NCCL,
+/// so an operation that passed its checks fails with ncclInvalidUsage ("cannot run") instead of
+/// launching anything.
+std::unique_ptr<ncclComm> detachedComm(int rank, int nRanks) {
+  auto comm = std::make_unique<ncclComm>();
+  comm->rank = rank;
+  comm->nRanks = nRanks;
+  return comm;
+}
 
 ncclUniqueId someId() {
   ncclUniqueId id;
@@ -183,6 +200,132 @@ TEST(NcclCollectives, NullCommIsInvalidArgument) {
   EXPECT_EQ(ncclRecv(&x, 1, ncclInt32, 0, nullptr, nullptr), ncclInvalidArgument);
 }
 
+TEST(NcclArguments, AValidCallPassesTheChecksAndReachesTheRunStep) {
+  auto comm = detachedComm(0, 2);
+  int x = 0;
+  EXPECT_EQ(ncclAllReduce(&x, &x, 1, ncclInt32, ncclSum, comm.get(), nullptr), ncclInvalidUsage);
+  EXPECT_NE(lastError().find("cannot run"), std::string::npos) << lastError();
+}
+
+TEST(NcclArguments, CountsWhoseByteSizeOverflowsAreInvalidArgumentAtOneAndTwoRanks) {
+  float x = 0;
+  for (int nRanks : {1, 2}) {
+    auto comm = detachedComm(0, nRanks);
+    const std::vector<mscclpp::test::OverflowCase> cases = mscclpp::test::overflowCases(0, nRanks, &x);
+    EXPECT_EQ(cases.size(), nRanks == 1 ? 11u : 16u);
+    for (const mscclpp::test::OverflowCase& c : cases) {
+      EXPECT_EQ(c.run(comm.get(), nullptr), ncclInvalidArgument) << c.call << " count " << c.count << " at " << nRanks;
+      EXPECT_TRUE(startsWith(lastError(), c.call + ": ")) << lastError();
+      EXPECT_NE(lastError().find("overflows size_t"), std::string::npos) << lastError();
+    }
+  }
+}
+
+TEST(NcclArguments, ArgumentCheckFailuresNameTheApiCall) {
+  auto comm = detachedComm(0, 2);
+  int x = 0;
+  EXPECT_EQ(ncclAllReduce(&x, &x, 1, static_cast<ncclDataType_t>(42), ncclSum, comm.get(), nullptr),
+            ncclInvalidArgument);
+  EXPECT_TRUE(startsWith(lastError(), "ncclAllReduce: data type 42")) << lastError();
+  EXPECT_EQ(ncclSend(&x, 1, ncclInt32, 5, comm.get(), nullptr), ncclInvalidArgument);
+  EXPECT_TRUE(startsWith(lastError(), "ncclSend: peer 5")) << lastError();
+  EXPECT_EQ(ncclReduce(&x, nullptr, 1, ncclInt32, ncclSum, 0, comm.get(), nullptr), ncclInvalidArgument);
+  EXPECT_TRUE(startsWith(lastError(), "ncclReduce: recvbuff is NULL")) << lastError();
+  // Off the root, Reduce's receive buffer is not the caller's to pass.
+  EXPECT_EQ(ncclReduce(&x, nullptr, 1, ncclInt32, ncclSum, 1, comm.get(), nullptr), ncclInvalidUsage);
+  EXPECT_NE(lastError().find("cannot run"), std::string::npos) << lastError();
+}
+
+TEST(NcclInit, FailuresNameTheApiCall) {
+  ncclComm_t comm = nullptr;
+  EXPECT_EQ(ncclCommInitRank(&comm, 2, someId(), 5), ncclInvalidArgument);
+  EXPECT_TRUE(startsWith(lastError(), "ncclCommInitRank: rank 5")) << lastError();
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  EXPECT_EQ(ncclCommInitRankConfig(&comm, 0, someId(), 0, &config), ncclInvalidArgument);
+  EXPECT_TRUE(startsWith(lastError(), "ncclCommInitRankConfig: nranks 0")) << lastError();
+  ncclUniqueId id = someId();
+  EXPECT_EQ(ncclCommInitRankScalable(&comm, 2, 3, 1, &id, nullptr), ncclInvalidArgument);
+  EXPECT_TRUE(startsWith(lastError(), "ncclCommInitRankScalable: rank 3")) << lastError();
+  EXPECT_EQ(comm, nullptr);
+}
+
+TEST(NcclReadiness, ACommStillInitializingIsInvalidArgumentLikeNccl) {
+  auto comm = detachedComm(0, 2);
+  comm->asyncError = ncclInProgress;
+  int x = 0;
+  void* handle = nullptr;
+  EXPECT_EQ(ncclAllReduce(&x, &x, 1, ncclInt32, ncclSum, comm.get(), nullptr), ncclInvalidArgument);
+  EXPECT_TRUE(startsWith(lastError(), "ncclAllReduce: the communicator is still busy")) << lastError();
+  EXPECT_EQ(ncclCommRegister(comm.get(), &x, sizeof(x), &handle), ncclInvalidArgument);
+  EXPECT_TRUE(startsWith(lastError(), "ncclCommRegister: the communicator is still busy")) << lastError();
+  int count = 0;
+  EXPECT_EQ(ncclCommCount(comm.get(), &count), ncclInvalidArgument);
+  ncclResult_t state = ncclSuccess;
+  EXPECT_EQ(ncclCommGetAsyncError(comm.get(), &state), ncclSuccess);
+  EXPECT_EQ(state, ncclInProgress);
+}
+
+TEST(NcclReadiness, ACommWhoseNonblockingCallFailedReturnsThatErrorFromEveryCall) {
+  auto comm = detachedComm(0, 2);
+  comm->asyncError = ncclRemoteError;
+  comm->asyncFailure = "ncclCommInitRankConfig: the peers went away";
+  int x = 0;
+  void* handle = nullptr;
+  ncclRedOp_t op;
+  EXPECT_EQ(ncclAllReduce(&x, &x, 1, ncclInt32, ncclSum, comm.get(), nullptr), ncclRemoteError);
+  EXPECT_EQ(ncclCommRegister(comm.get(), &x, sizeof(x), &handle), ncclRemoteError);
+  EXPECT_EQ(ncclRedOpCreatePreMulSum(&op, &x, ncclInt32, ncclScalarHostImmediate, comm.get()), ncclRemoteError);
+  EXPECT_TRUE(startsWith(lastError(), "ncclRedOpCreatePreMulSum: the communicator failed earlier")) << lastError();
+  // The original cause is repeated once, not wrapped again by every call.
+  EXPECT_NE(lastError().find("ncclCommInitRankConfig: the peers went away"), std::string::npos) << lastError();
+  EXPECT_EQ(lastError().find("failed earlier", lastError().find("failed earlier") + 1), std::string::npos)
+      << lastError();
+}
+
+TEST(NcclRegistration, DeregisteringTwiceIsInvalidUsage) {
+  auto comm = detachedComm(0, 2);
+  float buf[16];
+  void* handle = nullptr;
+  ASSERT_EQ(ncclCommRegister(comm.get(), buf, sizeof(buf), &handle), ncclSuccess) << lastError();
+  ASSERT_NE(handle, nullptr);
+  EXPECT_EQ(ncclCommDeregister(comm.get(), handle), ncclSuccess) << lastError();
+  EXPECT_EQ(ncclCommDeregister(comm.get(), handle), ncclInvalidUsage);
+  EXPECT_TRUE(startsWith(lastError(), "ncclCommDeregister: ")) << lastError();
+  EXPECT_NE(lastError().find("is not a registration of this communicator"), std::string::npos) << lastError();
+}
+
+TEST(NcclRegistration, DeregisteringWhatIsNotAHandleIsInvalidUsage) {
+  auto comm = detachedComm(0, 2);
+  auto other = detachedComm(0, 2);
+  float buf[16];
+  void* handle = nullptr;
+  ASSERT_EQ(ncclCommRegister(other.get(), buf, sizeof(buf), &handle), ncclSuccess) << lastError();
+  // A pointer into the caller's own data, and another communicator's handle.
+  EXPECT_EQ(ncclCommDeregister(comm.get(), buf), ncclInvalidUsage);
+  EXPECT_EQ(ncclCommDeregister(comm.get(), handle), ncclInvalidUsage);
+  // Neither touched the real registration.
+  EXPECT_EQ(ncclCommDeregister(other.get(), handle), ncclSuccess) << lastError();
+  // NULL is what NCCL hands out with registration disabled; deregistering it does nothing.
+  EXPECT_EQ(ncclCommDeregister(comm.get(), nullptr), ncclSuccess);
+}
+
+TEST(NcclRegistration, WindowsAreHandedOutAndDeregisteredOnce) {
+  auto comm = detachedComm(0, 2);
+  float buf[16];
+  ncclWindow_t win = nullptr;
+  ASSERT_EQ(ncclCommWindowRegister(comm.get(), buf, sizeof(buf), &win, NCCL_WIN_COLL_SYMMETRIC), ncclSuccess)
+      << lastError();
+  ASSERT_NE(win, nullptr);
+  // A window is not a handle of ncclCommRegister, and the other way round.
+  EXPECT_EQ(ncclCommDeregister(comm.get(), win), ncclInvalidUsage);
+  EXPECT_NE(lastError().find("ncclCommWindowDeregister"), std::string::npos) << lastError();
+  EXPECT_EQ(ncclCommWindowDeregister(comm.get(), win), ncclSuccess) << lastError();
+  EXPECT_EQ(ncclCommWindowDeregister(comm.get(), win), ncclInvalidUsage);
+  EXPECT_TRUE(startsWith(lastError(), "ncclCommWindowDeregister: ")) << lastError();
+  EXPECT_EQ(ncclCommWindowDeregister(comm.get(), reinterpret_cast<ncclWindow_t>(buf)), ncclInvalidUsage);
+  EXPECT_EQ(ncclCommWindowDeregister(comm.get(), nullptr), ncclSuccess);
+}
+
 TEST(NcclComm, DeviceCommunicatorsOfANullCommAreInvalidArgument) {
   // The device API's structures are opaque to this library; any non-null pointer stands for them here.
   alignas(64) unsigned char storage[256] = {};
@@ -238,6 +381,13 @@ TEST(NcclMemory, NullResultPointerIsInvalidArgument) {
   EXPECT_EQ(ncclMemFree(nullptr), ncclSuccess);
 }
 
+TEST(NcclMemory, FreeingWhatNcclMemAllocDidNotReturnIsInvalidArgument) {
+  int local = 0;
+  EXPECT_EQ(ncclMemFree(&local), ncclInvalidArgument);
+  EXPECT_TRUE(startsWith(lastError(), "ncclMemFree: ")) << lastError();
+  EXPECT_NE(lastError().find("was not returned by ncclMemAlloc"), std::string::npos) << lastError();
+}
+
 // Run by ctest with MSCCLPP_NCCL_LIB_PATH set (test/nccl/CMakeLists.txt); skipped otherwise.
 TEST(NcclFallback, UnopenableLibraryIsReportedWithItsPath) {
   const char* path = std::getenv("MSCCLPP_NCCL_LIB_PATH");
@@ -255,6 +405,31 @@ TEST(NcclFallback, RealNcclIsOpenedAndItsVersionRead) {
   EXPECT_GE(real->version, NCCL_VERSION(2, 0, 0));
   EXPECT_NE(real->AllReduce, nullptr);
   EXPECT_NE(reinterpret_cast<void*>(real->GetVersion), reinterpret_cast<void*>(&ncclGetVersion));
+}
+
+// The real NCCL's own argument check, reached through ours: a real communicator pointer that is not
+// one (NCCL reads its magic, the first 8 bytes, and finds it wrong) makes the real NCCL return
+// ncclInvalidArgument, which must reach the caller as it is.
+TEST(NcclFallback, RealNcclResultReachesTheCallerUnchanged) {
+  const char* path = std::getenv("MSCCLPP_NCCL_LIB_PATH");
+  if (path == nullptr || std::string(path) == "/nonexistent/libnccl.so.2") GTEST_SKIP() << "run by the fallback ctest";
+  const mscclpp::nccl::RealNccl* real = mscclpp::nccl::realNccl();
+  ASSERT_NE(real, nullptr) << mscclpp::nccl::realNcclProblem();
+  alignas(64) uint64_t notARealComm[64] = {};
+  auto comm = detachedComm(0, 2);
+  comm->realLib = real;
+  comm->real = reinterpret_cast<ncclComm_t>(notARealComm);
+  float scalar = 2.f;
+  ncclRedOp_t op;
+  EXPECT_EQ(ncclRedOpCreatePreMulSum(&op, &scalar, ncclFloat32, ncclScalarHostImmediate, comm.get()),
+            ncclInvalidArgument);
+  EXPECT_TRUE(startsWith(lastError(), std::string("ncclRedOpCreatePreMulSum: the NCCL at ") + path)) << lastError();
+  float buf[16];
+  void* handle = nullptr;
+  EXPECT_EQ(ncclCommRegister(comm.get(), buf, sizeof(buf), &handle), ncclInvalidArgument);
+  EXPECT_TRUE(startsWith(lastError(), "ncclCommRegister: the NCCL at ")) << lastError();
+  // Not the real NCCL's communicator to destroy.
+  comm->real = nullptr;
 }
 
 TEST(NcclFallback, WithoutPathThereIsNoRealNccl) {

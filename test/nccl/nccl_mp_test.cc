@@ -2,7 +2,8 @@
 // SPDX-License-Identifier: MIT
 
 // The NCCL API on the GPU, one process per rank (mpirun): every collective against a host reference,
-// split into halves, grouped send/recv in any order, PreMulSum, and abort while peers wait.
+// split into halves, grouped send/recv in any order, PreMulSum, registered buffers, abort while peers
+// wait, and hostile arguments (overflowing counts, frees of what ncclMemAlloc did not return).
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -12,11 +13,13 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "mp_unit/mp_test.hpp"
+#include "overflow_cases.hpp"
 
 namespace {
 
@@ -279,6 +282,105 @@ TEST_F(NcclMpTest, SplitIntoHalvesRunsCollectivesOnEach) {
   NCCL_OK(ncclCommSplit(comm, rank == 0 ? NCCL_SPLIT_NOCOLOR : 0, rank, &none, nullptr));
   if (rank == 0) EXPECT_EQ(none, nullptr);
   if (rank != 0 && none != nullptr) NCCL_OK(ncclCommDestroy(none));
+}
+
+/// Runs `call` while `stream` is captured into a graph; returns its result, and in `nodes` the number
+/// of operations it enqueued.
+ncclResult_t runCaptured(cudaStream_t stream, const std::function<ncclResult_t()>& call, size_t& nodes) {
+  nodes = SIZE_MAX;
+  EXPECT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  const ncclResult_t res = call();
+  cudaGraph_t graph = nullptr;
+  EXPECT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  if (graph != nullptr) {
+    EXPECT_EQ(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess);
+    cudaGraphDestroy(graph);
+  }
+  return res;
+}
+
+TEST_F(NcclMpTest, OverflowingCountsAreInvalidArgumentAndLaunchNothing) {
+  float* buf = upload(input(rank, 1024));
+  // This communicator of every rank, and one of this rank alone.
+  ncclComm_t alone = makeComm(MPI_COMM_SELF);
+  ASSERT_NE(alone, nullptr);
+  for (ncclComm_t c : {comm, alone}) {
+    int n = 0, r = 0;
+    NCCL_OK(ncclCommCount(c, &n));
+    NCCL_OK(ncclCommUserRank(c, &r));
+    for (const mscclpp::test::OverflowCase& oc : mscclpp::test::overflowCases(r, n, buf)) {
+      size_t nodes = 0;
+      EXPECT_EQ(runCaptured(
+                    stream, [&]() { return oc.run(c, stream); }, nodes),
+                ncclInvalidArgument)
+          << oc.call << " count " << oc.count << " on " << n << " ranks";
+      EXPECT_EQ(nodes, 0u) << oc.call << " enqueued work on " << n << " ranks";
+      const std::string last = ncclGetLastError(c);
+      EXPECT_EQ(last.rfind(oc.call + ": ", 0), 0u) << last;
+      EXPECT_NE(last.find("overflows size_t"), std::string::npos) << last;
+    }
+  }
+  // Both communicators still work.
+  float* out = upload(std::vector<float>(1024, -1.f));
+  NCCL_OK(ncclAllReduce(buf, out, 1024, ncclFloat32, ncclSum, alone, stream));
+  std::vector<float> got = download(out, 1024);
+  for (size_t i = 0; i < 1024; i += 101) ASSERT_EQ(got[i], value(rank, i));
+  NCCL_OK(ncclAllReduce(buf, out, 1024, ncclFloat32, ncclMax, comm, stream));
+  got = download(out, 1024);
+  for (size_t i = 0; i < 1024; i += 101) ASSERT_EQ(got[i], value(nRanks - 1, i));
+  NCCL_OK(ncclCommDestroy(alone));
+}
+
+TEST_F(NcclMpTest, MemFreeOfAnInteriorPointerIsRefusedAndTheAllocationStaysUsable) {
+  const size_t bytes = 4 << 20;
+  void* p = nullptr;
+  NCCL_OK(ncclMemAlloc(&p, bytes));
+  char* base = static_cast<char*>(p);
+  EXPECT_EQ(ncclMemFree(base + 4096), ncclInvalidArgument);
+  const std::string last = ncclGetLastError(nullptr);
+  EXPECT_EQ(last.rfind("ncclMemFree: ", 0), 0u) << last;
+  EXPECT_NE(last.find("inside the allocation"), std::string::npos) << last;
+  // Still mapped, whole: write it all and read it back.
+  CUDA_OK(cudaMemset(base, 0x5a, bytes));
+  std::vector<unsigned char> host(bytes);
+  CUDA_OK(cudaMemcpy(host.data(), base, bytes, cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < bytes; i += 4093) ASSERT_EQ(host[i], 0x5a) << i;
+  NCCL_OK(ncclMemFree(p));
+  EXPECT_EQ(ncclMemFree(p), ncclInvalidArgument);
+}
+
+TEST_F(NcclMpTest, RegisteredBuffersRunCollectivesAndDeregisterOnce) {
+  const size_t count = 1 << 20;
+  void* send = nullptr;
+  void* recv = nullptr;
+  NCCL_OK(ncclMemAlloc(&send, count * nRanks * sizeof(float)));
+  NCCL_OK(ncclMemAlloc(&recv, count * nRanks * sizeof(float)));
+  std::vector<float> mine = input(rank, count);
+  CUDA_OK(cudaMemcpy(send, mine.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+  // ncclCommRegister (nccl-tests -R 1) on the send buffer, a symmetric window (-R 2) on the receive one.
+  void* handle = nullptr;
+  ncclWindow_t win = nullptr;
+  NCCL_OK(ncclCommRegister(comm, send, count * nRanks * sizeof(float), &handle));
+  NCCL_OK(ncclCommWindowRegister(comm, recv, count * nRanks * sizeof(float), &win, NCCL_WIN_COLL_SYMMETRIC));
+  NCCL_OK(ncclAllReduce(send, recv, count, ncclFloat32, ncclSum, comm, stream));
+  std::vector<float> got = download(static_cast<float*>(recv), count);
+  for (size_t i = 0; i < count; i += 1009) {
+    float expect = 0;
+    for (int r = 0; r < nRanks; ++r) expect += value(r, i);
+    ASSERT_EQ(got[i], expect) << i;
+  }
+  NCCL_OK(ncclAllGather(send, recv, count, ncclFloat32, comm, stream));
+  got = download(static_cast<float*>(recv), count * nRanks);
+  for (int r = 0; r < nRanks; ++r) {
+    for (size_t i = 0; i < count; i += 1009) ASSERT_EQ(got[r * count + i], value(r, i)) << r;
+  }
+  NCCL_OK(ncclCommWindowDeregister(comm, win));
+  NCCL_OK(ncclCommDeregister(comm, handle));
+  EXPECT_EQ(ncclCommWindowDeregister(comm, win), ncclInvalidUsage);
+  EXPECT_EQ(ncclCommDeregister(comm, handle), ncclInvalidUsage);
+  EXPECT_EQ(ncclCommDeregister(comm, send), ncclInvalidUsage);
+  NCCL_OK(ncclMemFree(send));
+  NCCL_OK(ncclMemFree(recv));
 }
 
 TEST_F(NcclMpTest, AbortReturnsWhilePeersNeverJoinTheCollective) {

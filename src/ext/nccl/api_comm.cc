@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: MIT
 
 // The exported functions that make communicators from others, register memory and make operators.
+// Each names itself once, `call`, for its checks and the lambda its work runs in (where __func__
+// would name the lambda).
 
 #include <algorithm>
 #include <cstring>
@@ -13,28 +15,14 @@
 #include "ext/nccl/status.hpp"
 
 using mscclpp::nccl::apiCall;
+using mscclpp::nccl::callReal;
 using mscclpp::nccl::fail;
-
-/// What ncclCommWindowRegister hands out.
-struct ncclWindow_vidmem {
-  void* buff;
-  size_t size;
-  bool onOurs;
-  ncclWindow_t real;
-};
+using mscclpp::nccl::readyComm;
+using mscclpp::nccl::RealNccl;
+using mscclpp::nccl::validComm;
+using Kind = ncclWindow_vidmem::Kind;
 
 namespace {
-
-bool validComm(ncclComm_t comm) { return comm != nullptr && comm->isValid(); }
-
-ncclResult_t checkReady(ncclComm_t comm, const char* call) {
-  if (!validComm(comm)) return fail(nullptr, call, ncclInvalidArgument, "comm is NULL or not a communicator");
-  if (comm->asyncError.load() != ncclSuccess) {
-    return fail(comm, call, ncclInvalidUsage, "the communicator is not ready (still initializing, or it failed)");
-  }
-  if (comm->aborted) return fail(comm, call, ncclInvalidUsage, "the communicator was aborted");
-  return ncclSuccess;
-}
 
 /// The child's configuration: the caller's, or the parent's when it passes NULL.
 ncclResult_t childConfig(ncclComm_t parent, const ncclConfig_t* config, mscclpp::nccl::CommConfig& out,
@@ -57,15 +45,12 @@ ncclResult_t startChild(ncclComm_t* newcomm, const mscclpp::nccl::JoinSpec& spec
     *newcomm = child.release();
     return ncclSuccess;
   }
-  raw->asyncError = ncclInProgress;
-  raw->worker = std::thread([raw, spec, call]() {
-    raw->asyncError = apiCall(raw, call, [&]() {
-      mscclpp::nccl::joinComm(raw, spec);
-      return ncclSuccess;
-    });
+  const ncclResult_t res = mscclpp::nccl::startAsync(raw, call, [raw, spec]() {
+    mscclpp::nccl::joinComm(raw, spec);
+    return ncclSuccess;
   });
   *newcomm = child.release();
-  return ncclInProgress;
+  return res;
 }
 
 }  // namespace
@@ -73,14 +58,15 @@ ncclResult_t startChild(ncclComm_t* newcomm, const mscclpp::nccl::JoinSpec& spec
 extern "C" {
 
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config) {
-  if (ncclResult_t res = checkReady(comm, __func__); res != ncclSuccess) return res;
-  NCCL_REQUIRE(newcomm != nullptr, comm, ncclInvalidArgument, "newcomm is NULL");
-  NCCL_REQUIRE(color >= 0 || color == NCCL_SPLIT_NOCOLOR, comm, ncclInvalidArgument, "color ", color,
+  const char* const call = __func__;
+  if (ncclResult_t res = readyComm(comm, call); res != ncclSuccess) return res;
+  NCCL_REQUIRE(call, newcomm != nullptr, comm, ncclInvalidArgument, "newcomm is NULL");
+  NCCL_REQUIRE(call, color >= 0 || color == NCCL_SPLIT_NOCOLOR, comm, ncclInvalidArgument, "color ", color,
                " is negative and not NCCL_SPLIT_NOCOLOR");
   mscclpp::nccl::JoinSpec spec;
-  if (ncclResult_t res = childConfig(comm, config, spec.config, __func__); res != ncclSuccess) return res;
+  if (ncclResult_t res = childConfig(comm, config, spec.config, call); res != ncclSuccess) return res;
   *newcomm = nullptr;
-  return apiCall(comm, __func__, [&]() {
+  return apiCall(comm, call, [&]() {
     struct Member {
       int color, key, rank;
     };
@@ -105,32 +91,33 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newc
     }
     spec.id = ids[mine.front().rank];
     spec.cudaDev = comm->cudaDev;
-    return startChild(newcomm, spec, "ncclCommSplit");
+    return startChild(newcomm, spec, call);
   });
 }
 
 ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
                             ncclConfig_t* config, int shrinkFlags) {
-  if (!validComm(comm)) return fail(nullptr, __func__, ncclInvalidArgument, "comm is NULL or not a communicator");
-  NCCL_REQUIRE(newcomm != nullptr, comm, ncclInvalidArgument, "newcomm is NULL");
-  NCCL_REQUIRE(excludeRanksCount >= 0 && (excludeRanksCount == 0 || excludeRanksList != nullptr), comm,
+  const char* const call = __func__;
+  if (!validComm(comm)) return fail(nullptr, call, ncclInvalidArgument, "comm is NULL or not a communicator");
+  NCCL_REQUIRE(call, newcomm != nullptr, comm, ncclInvalidArgument, "newcomm is NULL");
+  NCCL_REQUIRE(call, excludeRanksCount >= 0 && (excludeRanksCount == 0 || excludeRanksList != nullptr), comm,
                ncclInvalidArgument, "excludeRanksCount ", excludeRanksCount, " with excludeRanksList ",
                static_cast<const void*>(excludeRanksList));
-  NCCL_REQUIRE(shrinkFlags == NCCL_SHRINK_DEFAULT || shrinkFlags == NCCL_SHRINK_ABORT, comm, ncclInvalidArgument,
+  NCCL_REQUIRE(call, shrinkFlags == NCCL_SHRINK_DEFAULT || shrinkFlags == NCCL_SHRINK_ABORT, comm, ncclInvalidArgument,
                "shrinkFlags ", shrinkFlags, " is neither NCCL_SHRINK_DEFAULT nor NCCL_SHRINK_ABORT");
   std::vector<bool> excluded(comm->nRanks, false);
   for (int i = 0; i < excludeRanksCount; ++i) {
     const int r = excludeRanksList[i];
-    NCCL_REQUIRE(r >= 0 && r < comm->nRanks, comm, ncclInvalidArgument, "excluded rank ", r,
+    NCCL_REQUIRE(call, r >= 0 && r < comm->nRanks, comm, ncclInvalidArgument, "excluded rank ", r,
                  " is not a rank of this communicator of ", comm->nRanks);
     excluded[r] = true;
   }
-  NCCL_REQUIRE(!excluded[comm->rank], comm, ncclInvalidArgument, "rank ", comm->rank,
+  NCCL_REQUIRE(call, !excluded[comm->rank], comm, ncclInvalidArgument, "rank ", comm->rank,
                " excludes itself; excluded ranks do not call ncclCommShrink");
   mscclpp::nccl::JoinSpec spec;
-  if (ncclResult_t res = childConfig(comm, config, spec.config, __func__); res != ncclSuccess) return res;
+  if (ncclResult_t res = childConfig(comm, config, spec.config, call); res != ncclSuccess) return res;
   *newcomm = nullptr;
-  return apiCall(comm, __func__, [&]() {
+  return apiCall(comm, call, [&]() {
     std::vector<int> survivors;
     for (int r = 0; r < comm->nRanks; ++r) {
       if (!excluded[r]) survivors.push_back(r);
@@ -148,111 +135,105 @@ ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeR
     spec.nRanks = static_cast<int>(survivors.size());
     spec.rank = static_cast<int>(std::find(survivors.begin(), survivors.end(), comm->rank) - survivors.begin());
     spec.cudaDev = comm->cudaDev;
-    return startChild(newcomm, spec, "ncclCommShrink");
+    return startChild(newcomm, spec, call);
   });
 }
 
+// Registration records the buffer with this communicator (comm.cc: registerBuffer says what our
+// collectives make of it) and, where a real NCCL communicator is beside ours, registers it there too,
+// for the operations forwarded to it.
+
 ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle) {
-  if (ncclResult_t res = checkReady(comm, __func__); res != ncclSuccess) return res;
-  NCCL_REQUIRE(handle != nullptr, comm, ncclInvalidArgument, "handle is NULL");
-  NCCL_REQUIRE(buff != nullptr && size > 0, comm, ncclInvalidArgument, "buffer ", buff, " of ", size,
+  const char* const call = __func__;
+  if (ncclResult_t res = readyComm(comm, call); res != ncclSuccess) return res;
+  NCCL_REQUIRE(call, handle != nullptr, comm, ncclInvalidArgument, "handle is NULL");
+  NCCL_REQUIRE(call, buff != nullptr && size > 0, comm, ncclInvalidArgument, "buffer ", buff, " of ", size,
                " bytes is empty");
-  return apiCall(comm, __func__, [&]() {
-    // Registration here is local (peers do not call it), while our collectives register collectively
-    // (ncclCommWindowRegister): the handle records the buffer, and the real NCCL registers it too.
+  return apiCall(comm, call, [&]() {
     void* realHandle = nullptr;
     if (comm->real != nullptr) {
-      ncclResult_t res = comm->realLib->CommRegister(comm->real, buff, size, &realHandle);
-      if (res != ncclSuccess)
-        MSCCLPP_THROW(RemoteError, "ncclCommRegister of the real NCCL: ", comm->realLib->GetErrorString(res));
+      ncclResult_t res = callReal(comm, call, &RealNccl::CommRegister, comm->real, buff, size, &realHandle);
+      if (res != ncclSuccess) return res;
     }
-    *handle = new ncclWindow_vidmem{buff, size, false, static_cast<ncclWindow_t>(realHandle)};
+    *handle = mscclpp::nccl::registerBuffer(comm, Kind::Local, buff, size, realHandle);
     return ncclSuccess;
   });
 }
 
 ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle) {
-  if (!validComm(comm)) return fail(nullptr, __func__, ncclInvalidArgument, "comm is NULL or not a communicator");
-  NCCL_REQUIRE(handle != nullptr, comm, ncclInvalidArgument, "handle is NULL");
-  return apiCall(comm, __func__, [&]() {
-    std::unique_ptr<ncclWindow_vidmem> reg(static_cast<ncclWindow_vidmem*>(handle));
-    if (comm->real != nullptr && reg->real != nullptr) {
-      ncclResult_t res = comm->realLib->CommDeregister(comm->real, reg->real);
-      if (res != ncclSuccess)
-        MSCCLPP_THROW(RemoteError, "ncclCommDeregister of the real NCCL: ", comm->realLib->GetErrorString(res));
-    }
-    return ncclSuccess;
+  const char* const call = __func__;
+  NCCL_REQUIRE(call, validComm(comm), nullptr, ncclInvalidArgument, "comm is NULL or not a communicator");
+  // As in NCCL: ncclCommRegister may hand out NULL (registration disabled), and freeing it is a no-op.
+  if (handle == nullptr) return ncclSuccess;
+  return apiCall(comm, call, [&]() {
+    std::unique_ptr<ncclWindow_vidmem> registration = mscclpp::nccl::deregisterBuffer(comm, handle, Kind::Local);
+    if (registration->real == nullptr) return ncclSuccess;
+    return callReal(comm, call, &RealNccl::CommDeregister, comm->real, registration->real);
   });
 }
 
 ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags) {
-  if (ncclResult_t res = checkReady(comm, __func__); res != ncclSuccess) return res;
-  NCCL_REQUIRE(win != nullptr, comm, ncclInvalidArgument, "win is NULL");
-  NCCL_REQUIRE(buff != nullptr && size > 0, comm, ncclInvalidArgument, "buffer ", buff, " of ", size,
+  const char* const call = __func__;
+  if (ncclResult_t res = readyComm(comm, call); res != ncclSuccess) return res;
+  NCCL_REQUIRE(call, win != nullptr, comm, ncclInvalidArgument, "win is NULL");
+  NCCL_REQUIRE(call, buff != nullptr && size > 0, comm, ncclInvalidArgument, "buffer ", buff, " of ", size,
                " bytes is empty");
-  NCCL_REQUIRE((winFlags & ~NCCL_WIN_COLL_SYMMETRIC) == 0, comm, ncclInvalidArgument, "winFlags 0x", std::hex, winFlags,
-               " has bits other than NCCL_WIN_COLL_SYMMETRIC");
-  return apiCall(comm, __func__, [&]() {
-    auto window = std::make_unique<ncclWindow_vidmem>(ncclWindow_vidmem{buff, size, false, nullptr});
-    if (comm->collectives != nullptr) {
-      comm->collectives->registerBuffer(buff, size);
-      window->onOurs = true;
-    }
+  NCCL_REQUIRE(call, (winFlags & ~NCCL_WIN_COLL_SYMMETRIC) == 0, comm, ncclInvalidArgument, "winFlags 0x", std::hex,
+               winFlags, " has bits other than NCCL_WIN_COLL_SYMMETRIC");
+  return apiCall(comm, call, [&]() {
+    ncclWindow_t realWindow = nullptr;
     if (comm->real != nullptr) {
-      ncclResult_t res = comm->realLib->CommWindowRegister(comm->real, buff, size, &window->real, winFlags);
-      if (res != ncclSuccess)
-        MSCCLPP_THROW(RemoteError, "ncclCommWindowRegister of the real NCCL: ", comm->realLib->GetErrorString(res));
+      ncclResult_t res =
+          callReal(comm, call, &RealNccl::CommWindowRegister, comm->real, buff, size, &realWindow, winFlags);
+      if (res != ncclSuccess) return res;
     }
-    *win = window.release();
+    *win = mscclpp::nccl::registerBuffer(comm, Kind::Window, buff, size, realWindow);
     return ncclSuccess;
   });
 }
 
 ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
-  if (!validComm(comm)) return fail(nullptr, __func__, ncclInvalidArgument, "comm is NULL or not a communicator");
-  NCCL_REQUIRE(win != nullptr, comm, ncclInvalidArgument, "win is NULL");
-  return apiCall(comm, __func__, [&]() {
-    std::unique_ptr<ncclWindow_vidmem> window(win);
-    if (window->onOurs) comm->collectives->deregisterBuffer(window->buff);
-    if (window->real != nullptr) {
-      ncclResult_t res = comm->realLib->CommWindowDeregister(comm->real, window->real);
-      if (res != ncclSuccess)
-        MSCCLPP_THROW(RemoteError, "ncclCommWindowDeregister of the real NCCL: ", comm->realLib->GetErrorString(res));
-    }
-    return ncclSuccess;
+  const char* const call = __func__;
+  NCCL_REQUIRE(call, validComm(comm), nullptr, ncclInvalidArgument, "comm is NULL or not a communicator");
+  if (win == nullptr) return ncclSuccess;
+  return apiCall(comm, call, [&]() {
+    std::unique_ptr<ncclWindow_vidmem> window = mscclpp::nccl::deregisterBuffer(comm, win, Kind::Window);
+    if (window->real == nullptr) return ncclSuccess;
+    return callReal(comm, call, &RealNccl::CommWindowDeregister, comm->real, static_cast<ncclWindow_t>(window->real));
   });
 }
 
 // A device communicator is used by NCCL's own device code (nccl_device.h), which reads the real NCCL's
 // structures: it can only come from the real NCCL, over the communicator this one keeps beside its own.
 ncclResult_t ncclDevCommCreate(ncclComm_t comm, const ncclDevCommRequirements* reqs, ncclDevComm* outDevComm) {
-  if (ncclResult_t res = checkReady(comm, __func__); res != ncclSuccess) return res;
-  NCCL_REQUIRE(reqs != nullptr, comm, ncclInvalidArgument, "reqs is NULL");
-  NCCL_REQUIRE(outDevComm != nullptr, comm, ncclInvalidArgument, "outDevComm is NULL");
-  NCCL_REQUIRE(comm->real != nullptr && comm->realLib->DevCommCreate != nullptr, comm, ncclInvalidUsage,
+  if (ncclResult_t res = readyComm(comm, __func__); res != ncclSuccess) return res;
+  NCCL_REQUIRE(__func__, reqs != nullptr, comm, ncclInvalidArgument, "reqs is NULL");
+  NCCL_REQUIRE(__func__, outDevComm != nullptr, comm, ncclInvalidArgument, "outDevComm is NULL");
+  NCCL_REQUIRE(__func__, comm->real != nullptr && comm->realLib->DevCommCreate != nullptr, comm, ncclInvalidUsage,
                "device communicators come from the real NCCL's device API, and this communicator has no real NCCL "
                "communicator with it (set MSCCLPP_NCCL_LIB_PATH to an NCCL 2.28 or newer)");
-  return comm->realLib->DevCommCreate(comm->real, reqs, outDevComm);
+  return callReal(comm, __func__, &RealNccl::DevCommCreate, comm->real, reqs, outDevComm);
 }
 
 ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const ncclDevComm* devComm) {
-  if (!validComm(comm)) return fail(nullptr, __func__, ncclInvalidArgument, "comm is NULL or not a communicator");
-  NCCL_REQUIRE(devComm != nullptr, comm, ncclInvalidArgument, "devComm is NULL");
-  NCCL_REQUIRE(comm->real != nullptr && comm->realLib->DevCommDestroy != nullptr, comm, ncclInvalidUsage,
+  NCCL_REQUIRE(__func__, validComm(comm), nullptr, ncclInvalidArgument, "comm is NULL or not a communicator");
+  NCCL_REQUIRE(__func__, devComm != nullptr, comm, ncclInvalidArgument, "devComm is NULL");
+  NCCL_REQUIRE(__func__, comm->real != nullptr && comm->realLib->DevCommDestroy != nullptr, comm, ncclInvalidUsage,
                "this communicator made no device communicator (it has no real NCCL communicator)");
-  return comm->realLib->DevCommDestroy(comm->real, devComm);
+  return callReal(comm, __func__, &RealNccl::DevCommDestroy, comm->real, devComm);
 }
 
 ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
                                       ncclScalarResidence_t residence, ncclComm_t comm) {
-  if (ncclResult_t res = checkReady(comm, __func__); res != ncclSuccess) return res;
-  NCCL_REQUIRE(op != nullptr, comm, ncclInvalidArgument, "op is NULL");
-  NCCL_REQUIRE(scalar != nullptr, comm, ncclInvalidArgument, "scalar is NULL");
-  NCCL_REQUIRE(datatype >= ncclInt8 && datatype < ncclNumTypes, comm, ncclInvalidArgument, "data type ",
+  const char* const call = __func__;
+  if (ncclResult_t res = readyComm(comm, call); res != ncclSuccess) return res;
+  NCCL_REQUIRE(call, op != nullptr, comm, ncclInvalidArgument, "op is NULL");
+  NCCL_REQUIRE(call, scalar != nullptr, comm, ncclInvalidArgument, "scalar is NULL");
+  NCCL_REQUIRE(call, datatype >= ncclInt8 && datatype < ncclNumTypes, comm, ncclInvalidArgument, "data type ",
                static_cast<int>(datatype), " is not an ncclDataType_t");
-  NCCL_REQUIRE(residence == ncclScalarDevice || residence == ncclScalarHostImmediate, comm, ncclInvalidArgument,
+  NCCL_REQUIRE(call, residence == ncclScalarDevice || residence == ncclScalarHostImmediate, comm, ncclInvalidArgument,
                "residence ", static_cast<int>(residence), " is not an ncclScalarResidence_t");
-  return apiCall(comm, __func__, [&]() {
+  return apiCall(comm, call, [&]() {
     namespace coll = mscclpp::collectives;
     const auto type = static_cast<coll::DataType>(datatype);
     mscclpp::nccl::PreMulSumOp made{datatype,
@@ -260,9 +241,9 @@ ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataTyp
                                                                          : coll::ReduceOp::preMulSumDevice(scalar),
                                     ncclSum};
     if (comm->real != nullptr) {
-      ncclResult_t res = comm->realLib->RedOpCreatePreMulSum(&made.realOp, scalar, datatype, residence, comm->real);
-      if (res != ncclSuccess)
-        MSCCLPP_THROW(RemoteError, "ncclRedOpCreatePreMulSum of the real NCCL: ", comm->realLib->GetErrorString(res));
+      ncclResult_t res =
+          callReal(comm, call, &RealNccl::RedOpCreatePreMulSum, &made.realOp, scalar, datatype, residence, comm->real);
+      if (res != ncclSuccess) return res;
     }
     std::lock_guard<std::mutex> lock(comm->mutex);
     MSCCLPP_CHECK_USAGE(comm->nextPreMulSumOp < ncclMaxRedOp, "no reduction operator values are left");
@@ -273,10 +254,11 @@ ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataTyp
 }
 
 ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
-  if (!validComm(comm)) return fail(nullptr, __func__, ncclInvalidArgument, "comm is NULL or not a communicator");
-  NCCL_REQUIRE(op >= ncclNumOps, comm, ncclInvalidArgument, "operator ", static_cast<int>(op),
+  const char* const call = __func__;
+  NCCL_REQUIRE(call, validComm(comm), nullptr, ncclInvalidArgument, "comm is NULL or not a communicator");
+  NCCL_REQUIRE(call, op >= ncclNumOps, comm, ncclInvalidArgument, "operator ", static_cast<int>(op),
                " is built in, not made by ncclRedOpCreatePreMulSum");
-  return apiCall(comm, __func__, [&]() {
+  return apiCall(comm, call, [&]() {
     mscclpp::nccl::PreMulSumOp removed;
     {
       std::lock_guard<std::mutex> lock(comm->mutex);
@@ -286,8 +268,8 @@ ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
       removed = it->second;
       comm->preMulSumOps.erase(it);
     }
-    if (comm->real != nullptr) comm->realLib->RedOpDestroy(removed.realOp, comm->real);
-    return ncclSuccess;
+    if (comm->real == nullptr) return ncclSuccess;
+    return callReal(comm, call, &RealNccl::RedOpDestroy, removed.realOp, comm->real);
   });
 }
 

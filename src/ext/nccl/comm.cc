@@ -35,39 +35,7 @@ bool forcedToReal(collectives::Collective kind) {
   const std::string& list = env()->forceNcclFallbackOperation;
   if (list.empty()) return false;
   if (list == "all") return true;
-  const char* name = nullptr;
-  switch (kind) {
-    case collectives::Collective::AllReduce:
-      name = "allreduce";
-      break;
-    case collectives::Collective::AllGather:
-      name = "allgather";
-      break;
-    case collectives::Collective::ReduceScatter:
-      name = "reducescatter";
-      break;
-    case collectives::Collective::Broadcast:
-      name = "broadcast";
-      break;
-    case collectives::Collective::Reduce:
-      name = "reduce";
-      break;
-    case collectives::Collective::AllToAll:
-      name = "alltoall";
-      break;
-    case collectives::Collective::AllToAllv:
-      name = "alltoallv";
-      break;
-    case collectives::Collective::Gather:
-      name = "gather";
-      break;
-    case collectives::Collective::Scatter:
-      name = "scatter";
-      break;
-    case collectives::Collective::SendRecv:
-      name = "sendrecv";
-      break;
-  }
+  const std::string name = collectives::collectiveName(kind);
   for (const std::string& item : splitList(list)) {
     if (item == name) return true;
   }
@@ -156,6 +124,85 @@ bool runsOnOurs(ncclComm* comm, collectives::Collective kind) {
   if (comm->real != nullptr) return false;
   MSCCLPP_THROW(InvalidUsage, collectives::collectiveName(kind), " cannot run: ", comm->collectivesProblem,
                 "; and it cannot be forwarded: ", comm->realProblem);
+}
+
+bool validComm(const ncclComm* comm) { return comm != nullptr && comm->isValid(); }
+
+ncclResult_t asyncState(ncclComm* comm) {
+  ncclResult_t state = comm->asyncError.load();
+  if (state == ncclSuccess && comm->real != nullptr) {
+    ncclResult_t realState = ncclSuccess;
+    if (comm->realLib->CommGetAsyncError(comm->real, &realState) == ncclSuccess) state = realState;
+  }
+  return state;
+}
+
+ncclResult_t readyComm(ncclComm* comm, const char* call) {
+  if (!validComm(comm)) return fail(nullptr, call, ncclInvalidArgument, "comm is NULL or not a communicator");
+  const ncclResult_t state = asyncState(comm);
+  if (state == ncclInProgress) {
+    return fail(comm, call, ncclInvalidArgument,
+                "the communicator is still busy with a nonblocking init, split or finalize: poll "
+                "ncclCommGetAsyncError until it is no longer ncclInProgress");
+  }
+  if (state != ncclSuccess) {
+    std::string why;
+    {
+      std::lock_guard<std::mutex> lock(comm->mutex);
+      why = comm->asyncFailure.empty() ? "the NCCL communicator beside it failed" : comm->asyncFailure;
+    }
+    return fail(comm, call, state, concat("the communicator failed earlier (", resultName(state), "): ", why));
+  }
+  if (comm->aborted) return fail(comm, call, ncclInvalidUsage, "the communicator was revoked");
+  return ncclSuccess;
+}
+
+ncclResult_t startAsync(ncclComm* comm, const char* call, std::function<ncclResult_t()> work) {
+  comm->join();
+  comm->asyncError = ncclInProgress;
+  comm->worker = std::thread([comm, call, work = std::move(work)]() {
+    const ncclResult_t result = apiCall(comm, call, work);
+    if (result != ncclSuccess) {
+      std::lock_guard<std::mutex> lock(comm->mutex);
+      comm->asyncFailure = comm->lastError;
+    }
+    comm->asyncError = result;
+  });
+  return ncclInProgress;
+}
+
+void reportRealFailure(ncclComm* comm, const char* call, ncclResult_t result) {
+  const RealNccl& lib = *comm->realLib;
+  fail(comm, call, result,
+       concat("the NCCL at ", lib.path, " returned ", lib.GetErrorString(result), ": ", lib.GetLastError(comm->real)));
+}
+
+// Registration only records the buffer for now: our collectives read and write registered buffers
+// through their scratch, as any other buffer, until the collectives register buffers for zero-copy
+// access. Then a window (registered collectively, like NCCL's) is also registered with
+// comm->collectives here, and deregistered in deregisterBuffer.
+ncclWindow_vidmem* registerBuffer(ncclComm* comm, ncclWindow_vidmem::Kind kind, void* buff, size_t size,
+                                  void* realHandle) {
+  auto registration = std::make_unique<ncclWindow_vidmem>(ncclWindow_vidmem{kind, buff, size, realHandle});
+  ncclWindow_vidmem* handle = registration.get();
+  std::lock_guard<std::mutex> lock(comm->mutex);
+  comm->registrations.emplace(handle, std::move(registration));
+  return handle;
+}
+
+std::unique_ptr<ncclWindow_vidmem> deregisterBuffer(ncclComm* comm, const void* handle, ncclWindow_vidmem::Kind kind) {
+  std::lock_guard<std::mutex> lock(comm->mutex);
+  auto it = comm->registrations.find(handle);
+  MSCCLPP_CHECK_USAGE(it != comm->registrations.end(), handle,
+                      " is not a registration of this communicator (deregistered already, made on another "
+                      "communicator, or not a handle)");
+  MSCCLPP_CHECK_USAGE(it->second->kind == kind, handle,
+                      kind == ncclWindow_vidmem::Kind::Window
+                          ? " was made by ncclCommRegister: deregister it with ncclCommDeregister"
+                          : " is a window of ncclCommWindowRegister: deregister it with ncclCommWindowDeregister");
+  std::unique_ptr<ncclWindow_vidmem> registration = std::move(it->second);
+  comm->registrations.erase(it);
+  return registration;
 }
 
 }  // namespace mscclpp::nccl

@@ -27,31 +27,6 @@ struct GroupState {
 
 thread_local GroupState group;
 
-collectives::Collective collectiveOf(Call call) {
-  switch (call) {
-    case Call::AllReduce:
-      return collectives::Collective::AllReduce;
-    case Call::AllGather:
-      return collectives::Collective::AllGather;
-    case Call::ReduceScatter:
-      return collectives::Collective::ReduceScatter;
-    case Call::Broadcast:
-      return collectives::Collective::Broadcast;
-    case Call::Reduce:
-      return collectives::Collective::Reduce;
-    case Call::AllToAll:
-      return collectives::Collective::AllToAll;
-    case Call::Gather:
-      return collectives::Collective::Gather;
-    case Call::Scatter:
-      return collectives::Collective::Scatter;
-    case Call::Send:
-    case Call::Recv:
-      return collectives::Collective::SendRecv;
-  }
-  MSCCLPP_ASSERT(false, "unknown call ", static_cast<int>(call));
-}
-
 bool isP2p(const Task& task) { return task.call == Call::Send || task.call == Call::Recv; }
 
 collectives::DataType typeOf(ncclDataType_t type) { return static_cast<collectives::DataType>(type); }
@@ -104,38 +79,33 @@ void runCollectiveOnOurs(const Task& t) {
   }
 }
 
-void checkReal(const Task& t, ncclResult_t res) {
-  if (res == ncclSuccess || res == ncclInProgress) return;
-  const RealNccl& lib = *t.comm->realLib;
-  MSCCLPP_THROW(RemoteError, "the NCCL at ", lib.path, " failed ", collectives::collectiveName(collectiveOf(t.call)),
-                ": ", lib.GetErrorString(res), ": ", lib.GetLastError(t.comm->real));
-}
-
-void runOnReal(const Task& t) {
-  const RealNccl& lib = *t.comm->realLib;
-  ncclComm_t r = t.comm->real;
+ncclResult_t runOnReal(const Task& t) {
+  ncclComm* c = t.comm;
+  ncclComm_t r = c->real;
+  const char* call = callInfo(t.call).name;
   switch (t.call) {
     case Call::AllReduce:
-      return checkReal(t, lib.AllReduce(t.send, t.recv, t.count, t.type, realOpOf(t), r, t.stream));
+      return callReal(c, call, &RealNccl::AllReduce, t.send, t.recv, t.count, t.type, realOpOf(t), r, t.stream);
     case Call::AllGather:
-      return checkReal(t, lib.AllGather(t.send, t.recv, t.count, t.type, r, t.stream));
+      return callReal(c, call, &RealNccl::AllGather, t.send, t.recv, t.count, t.type, r, t.stream);
     case Call::ReduceScatter:
-      return checkReal(t, lib.ReduceScatter(t.send, t.recv, t.count, t.type, realOpOf(t), r, t.stream));
+      return callReal(c, call, &RealNccl::ReduceScatter, t.send, t.recv, t.count, t.type, realOpOf(t), r, t.stream);
     case Call::Broadcast:
-      return checkReal(t, lib.Broadcast(t.send, t.recv, t.count, t.type, t.root, r, t.stream));
+      return callReal(c, call, &RealNccl::Broadcast, t.send, t.recv, t.count, t.type, t.root, r, t.stream);
     case Call::Reduce:
-      return checkReal(t, lib.Reduce(t.send, t.recv, t.count, t.type, realOpOf(t), t.root, r, t.stream));
+      return callReal(c, call, &RealNccl::Reduce, t.send, t.recv, t.count, t.type, realOpOf(t), t.root, r, t.stream);
     case Call::AllToAll:
-      return checkReal(t, lib.AlltoAll(t.send, t.recv, t.count, t.type, r, t.stream));
+      return callReal(c, call, &RealNccl::AlltoAll, t.send, t.recv, t.count, t.type, r, t.stream);
     case Call::Gather:
-      return checkReal(t, lib.Gather(t.send, t.recv, t.count, t.type, t.root, r, t.stream));
+      return callReal(c, call, &RealNccl::Gather, t.send, t.recv, t.count, t.type, t.root, r, t.stream);
     case Call::Scatter:
-      return checkReal(t, lib.Scatter(t.send, t.recv, t.count, t.type, t.root, r, t.stream));
+      return callReal(c, call, &RealNccl::Scatter, t.send, t.recv, t.count, t.type, t.root, r, t.stream);
     case Call::Send:
-      return checkReal(t, lib.Send(t.send, t.count, t.type, t.root, r, t.stream));
+      return callReal(c, call, &RealNccl::Send, t.send, t.count, t.type, t.root, r, t.stream);
     case Call::Recv:
-      return checkReal(t, lib.Recv(t.recv, t.count, t.type, t.root, r, t.stream));
+      return callReal(c, call, &RealNccl::Recv, t.recv, t.count, t.type, t.root, r, t.stream);
   }
+  MSCCLPP_ASSERT(false, "unknown call ", static_cast<int>(t.call));
 }
 
 /// A send to this rank itself needs a receive from itself of the same size in the same batch; without
@@ -184,13 +154,13 @@ void runP2pOnOurs(ncclComm* comm, const std::vector<Task>& p2p) {
   }
 }
 
-void runTasks(const std::vector<Task>& tasks) {
+ncclResult_t runTasks(const std::vector<Task>& tasks) {
   std::vector<ncclComm*> order;
   std::map<ncclComm*, std::vector<Task>> ours, oursP2p;
   std::vector<Task> real;
   for (const Task& t : tasks) {
     MSCCLPP_CHECK_USAGE(!t.comm->aborted, "the communicator was aborted");
-    if (!runsOnOurs(t.comm, collectiveOf(t.call))) {
+    if (!runsOnOurs(t.comm, callInfo(t.call).collective)) {
       real.push_back(t);
       continue;
     }
@@ -202,20 +172,18 @@ void runTasks(const std::vector<Task>& tasks) {
     for (const Task& t : ours[comm]) runCollectiveOnOurs(t);
     if (!oursP2p[comm].empty()) runP2pOnOurs(comm, oursP2p[comm]);
   }
-  if (real.empty()) return;
-  const RealNccl& lib = *real.front().comm->realLib;
-  if (real.size() > 1) checkReal(real.front(), lib.GroupStart());
-  std::exception_ptr error;
+  if (real.empty()) return ncclSuccess;
+  if (real.size() == 1) return runOnReal(real.front());
+  ncclComm* first = real.front().comm;
+  if (ncclResult_t res = callReal(first, "ncclGroupEnd", &RealNccl::GroupStart); res != ncclSuccess) return res;
+  ncclResult_t result = ncclSuccess;
   for (const Task& t : real) {
-    try {
-      runOnReal(t);
-    } catch (...) {
-      if (!error) error = std::current_exception();
-    }
+    const ncclResult_t res = runOnReal(t);
+    if (result == ncclSuccess) result = res;
   }
   // The real group is closed even after a failure, or NCCL's thread stays inside it.
-  if (real.size() > 1) checkReal(real.front(), lib.GroupEnd());
-  if (error) std::rethrow_exception(error);
+  const ncclResult_t end = callReal(first, "ncclGroupEnd", &RealNccl::GroupEnd);
+  return result != ncclSuccess ? result : end;
 }
 
 void runInits(std::vector<std::function<void()>>& inits) {
@@ -239,12 +207,12 @@ void runInits(std::vector<std::function<void()>>& inits) {
 
 }  // namespace
 
-void submit(const Task& task) {
+ncclResult_t submit(const Task& task) {
   if (group.depth > 0) {
     group.tasks.push_back(task);
-    return;
+    return ncclSuccess;
   }
-  runTasks({task});
+  return runTasks({task});
 }
 
 void submitInit(std::function<void()> init) {
@@ -269,8 +237,7 @@ ncclResult_t groupEnd() {
   group.inits.clear();
   group.tasks.clear();
   runInits(inits);
-  runTasks(tasks);
-  return ncclSuccess;
+  return runTasks(tasks);
 }
 
 ncclResult_t groupSimulateEnd() {

@@ -15,34 +15,22 @@
 
 #include <functional>
 
+#include "ext/nccl/calls.hpp"
 #include "ext/nccl/comm.hpp"
 
 namespace mscclpp::nccl {
 
-enum class Call { AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AllToAll, Gather, Scatter, Send, Recv };
-
-/// One recorded operation; `root` is the peer of Send and Recv.
-struct Task {
-  Call call;
-  ncclComm* comm;
-  const void* send;
-  void* recv;
-  size_t count;
-  ncclDataType_t type;
-  ncclRedOp_t op;
-  int root;
-  cudaStream_t stream;
-};
-
-/// Records `task` inside a group, or runs it now outside one. Throws on failure.
-void submit(const Task& task);
+/// Records `task` inside a group, or runs it now outside one. Throws when our collectives fail;
+/// returns the real NCCL's result for a task forwarded to it.
+ncclResult_t submit(const Task& task);
 
 /// Records an init that must wait for the group's end (inside a group), or runs it now.
 void submitInit(std::function<void()> init);
 
 bool inGroup();
 void groupStart();
-/// Returns ncclInvalidUsage (and sets the last error) at depth 0; throws if a recorded operation fails.
+/// Returns ncclInvalidUsage (and sets the last error) at depth 0; throws if a recorded operation fails
+/// on our collectives, and returns the real NCCL's result for those forwarded to it.
 ncclResult_t groupEnd();
 /// Drops what the group recorded without running it.
 ncclResult_t groupSimulateEnd();

@@ -59,10 +59,20 @@ ncclResult_t resultOf(const std::exception_ptr& error) {
   }
 }
 
+std::string messageOf(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
 ncclResult_t fail(ncclComm_t comm, const char* call, ncclResult_t code, const std::string& message) {
   std::string text = concat(call, ": ", message);
   LOG_WARN(NCCL, text, " (", resultName(code), ")");
-  if (comm != nullptr && comm->isValid()) {
+  if (validComm(comm)) {
     std::lock_guard<std::mutex> lock(comm->mutex);
     comm->lastError = text;
   }

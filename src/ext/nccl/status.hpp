@@ -23,8 +23,11 @@ namespace mscclpp::nccl {
 /// The NCCL code of an exception thrown inside the library.
 ncclResult_t resultOf(const std::exception_ptr& error);
 
-/// Records `message` as the last error (process-wide, and on `comm` when it is not null), logs it
-/// with the failing call's name and returns `code`.
+/// The message of an exception thrown inside the library.
+std::string messageOf(const std::exception_ptr& error);
+
+/// Records `message` as the last error (process-wide, and on `comm` when it is a communicator), logs
+/// it with the name of the failing API function `call` and returns `code`.
 ncclResult_t fail(ncclComm_t comm, const char* call, ncclResult_t code, const std::string& message);
 
 /// The message ncclGetLastError returns for `comm` (null: the process-wide one).
@@ -38,21 +41,22 @@ template <class Body>
 ncclResult_t apiCall(ncclComm_t comm, const char* call, Body&& body) noexcept {
   try {
     return body();
-  } catch (const std::exception& e) {
-    return fail(comm, call, resultOf(std::current_exception()), e.what());
   } catch (...) {
-    return fail(comm, call, ncclInternalError, "unknown exception");
+    const std::exception_ptr error = std::current_exception();
+    return fail(comm, call, resultOf(error), messageOf(error));
   }
 }
 
 }  // namespace mscclpp::nccl
 
-/// Inside an entry point: fails the call with `code` and the streamed message unless `cond` holds.
-#define NCCL_REQUIRE(cond, comm, code, ...)                                               \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
-      return ::mscclpp::nccl::fail(comm, __func__, code, ::mscclpp::concat(__VA_ARGS__)); \
-    }                                                                                     \
+/// Fails the API function `call` ("ncclAllReduce": the name callers know, which ncclGetLastError
+/// shows) with `code` and the streamed message unless `cond` holds; returns from the enclosing
+/// function.
+#define NCCL_REQUIRE(call, cond, comm, code, ...)                                     \
+  do {                                                                                \
+    if (!(cond)) {                                                                    \
+      return ::mscclpp::nccl::fail(comm, call, code, ::mscclpp::concat(__VA_ARGS__)); \
+    }                                                                                 \
   } while (0)
 
 #endif  // MSCCLPP_EXT_NCCL_STATUS_HPP_
