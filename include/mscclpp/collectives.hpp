@@ -158,9 +158,9 @@ struct Config {
 /// construction order). Every call may be captured into a CUDA graph and the graph replayed any
 /// number of times; the replays count as calls in the sequence.
 ///
-/// Buffers: device memory of this rank's GPU, any alignment, any count (0 is a no-op). In-place
-/// operation is allowed where NCCL allows it (send == recv, or for allGather/reduceScatter the
-/// rank's slice of the larger buffer).
+/// Buffers: device memory of this rank's GPU, aligned to the element size (Error(InvalidUsage)
+/// otherwise), any count (0 is a no-op). In-place operation is allowed where NCCL allows it (send ==
+/// recv, or for allGather/reduceScatter the rank's slice of the larger buffer).
 ///
 /// Thread-safety: not thread-safe; one thread issues the calls of an object at a time. Distinct
 /// objects are independent.
@@ -214,12 +214,11 @@ class Collectives {
   void groupStart();
   void groupEnd();
 
-  /// Makes [ptr, ptr+bytes) known to the peers, collectively (every rank calls it, in the same
-  /// order, with its own buffer). Calls whose buffers lie inside buffers registered on every rank
-  /// may then read and write the peers' buffers directly (zero-copy) instead of through scratch.
-  /// Host work: do it before capturing a graph.
+  /// Registration of user buffers for zero-copy transfers is not implemented: every call throws
+  /// Error(InvalidUsage) and registers nothing. Every collective works on unregistered buffers, large
+  /// transfers going through scratch.
   void registerBuffer(void* ptr, size_t bytes);
-  /// Collective inverse of registerBuffer; the buffer must not be in use by pending work.
+  /// Throws Error(InvalidUsage): no buffer can have been registered.
   void deregisterBuffer(void* ptr);
 
   /// The algorithm a call of `collective` with `bytes` per rank's contribution would run with.

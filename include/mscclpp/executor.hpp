@@ -118,7 +118,9 @@ class ExecutionPlanRegistry {
 /// Runs plans. The first execution of a plan with given buffers and sizes sets up its connections,
 /// channels, peer mappings, semaphores and scratch (all ranks of the plan must call it together);
 /// later executions with the same plan, buffers and sizes only launch the kernel, so they may be
-/// captured into a CUDA graph.
+/// captured into a CUDA graph. What no setup can run (a plan written for more ranks than the
+/// communicator has, another rank's plan, null or unaligned buffers, sizes the plan cannot split) is
+/// refused with Error(ExecutorError) naming the plan, before any communication.
 class Executor {
  public:
   Executor(std::shared_ptr<Communicator> comm, std::shared_ptr<char> defaultScratchBuffer = nullptr);

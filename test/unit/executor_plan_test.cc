@@ -2,10 +2,13 @@
 // SPDX-License-Identifier: MIT
 
 // The plan parser and size resolution (no GPU): every plan in test/executor-plans reads and resolves
-// for every rank it is written for; every kind of malformed plan is refused with Error(ExecutorError)
-// naming the file, the rank, the thread block and operation, and what is wrong.
+// for every rank it is written for; every kind of malformed plan, and every path that holds no plan
+// file, is refused with Error(ExecutorError) naming the file, the rank, the thread block and operation,
+// and what is wrong; a plan for more ranks than the communicator has is refused before any setup.
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -18,6 +21,8 @@
 #include <set>
 #include <string>
 
+#include "common/thread_bootstrap.hpp"
+#include "ext/executor/op_vocabulary.hpp"
 #include "ext/executor/plan.hpp"
 
 using namespace mscclpp;
@@ -71,6 +76,22 @@ std::string loadError(const json& plan, int rank = 0) {
     return what;
   }
   ADD_FAILURE() << "the plan loaded";
+  return "";
+}
+
+/// Loads the plan at `path` and returns the ExecutorError message; fails the test if it loads or the
+/// message does not name the path.
+std::string fileError(const std::string& path) {
+  try {
+    ExecutionPlan p(path, 0);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.getErrorCode(), ErrorCode::ExecutorError) << e.what();
+    std::string what = e.what();
+    EXPECT_NE(what.find("execution plan '" + path + "', rank 0: "), std::string::npos)
+        << "the message does not name the path: " << what;
+    return what;
+  }
+  ADD_FAILURE() << "the plan at " << path << " loaded";
   return "";
 }
 
@@ -157,14 +178,113 @@ TEST(ExecutorPlanTest, GpuChannelsMayNameTheirTypeType) {
   EXPECT_EQ(plan.maxMessageSize(), SIZE_MAX);
 }
 
-TEST(ExecutorPlanTest, MissingFileIsRefused) {
-  try {
-    ExecutionPlan plan("/nonexistent/plan.json", 0);
-    FAIL() << "loaded";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.getErrorCode(), ErrorCode::ExecutorError);
-    expectContains(e.what(), {"/nonexistent/plan.json", "cannot open"});
+TEST(ExecutorPlanTest, MissingFileIsRefusedAsMissing) {
+  expectContains(fileError("/nonexistent/plan.json"), {"'/nonexistent/plan.json'", "the file does not exist"});
+}
+
+TEST(ExecutorPlanTest, DirectoryIsRefusedAsADirectory) {
+  TempFile file("plans");
+  std::filesystem::create_directory(file.path());
+  expectContains(fileError(file.path()), {"the path is a directory, not a plan file"});
+}
+
+TEST(ExecutorPlanTest, FifoIsRefusedWithoutWaitingForAWriter) {
+  TempFile file("plan.fifo");
+  ASSERT_EQ(::mkfifo(file.path().c_str(), 0600), 0) << std::strerror(errno);
+  // Opening a FIFO for reading waits for a writer: the test would hang here if the loader did.
+  expectContains(fileError(file.path()), {"the path is a FIFO, not a plan file"});
+}
+
+TEST(ExecutorPlanTest, PathThroughAFileIsRefused) {
+  TempFile file("plan.json");
+  file.write(twoRankPlan().dump());
+  const std::string below = file.path() + "/plan.json";
+  expectContains(fileError(below), {below.c_str(), "a component of the path is not a directory"});
+}
+
+TEST(ExecutorPlanTest, FileOverOneGibIsRefusedUnread) {
+  TempFile file("huge.json");
+  file.write("");
+  // Sparse: no disk space is used, and the loader refuses it from its size alone.
+  std::filesystem::resize_file(file.path(), (1ull << 30) + 1);
+  expectContains(fileError(file.path()), {"the file has 1073741825 bytes, more than the 1 GiB a plan may have"});
+}
+
+TEST(ExecutorPlanTest, UnreadableFileIsRefusedAsUnreadable) {
+  TempFile file("plan.json");
+  file.write(twoRankPlan().dump());
+  ASSERT_EQ(::chmod(file.path().c_str(), 0), 0) << std::strerror(errno);
+  if (::geteuid() != 0) {
+    expectContains(fileError(file.path()), {"the file is not readable (permission denied)"});
+    return;
   }
+  // Root reads every file: the load runs in a child process that has given root up, and reports the
+  // message through a pipe.
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0) << std::strerror(errno);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0) << std::strerror(errno);
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string message;
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) {
+      message = std::string("cannot give root up: ") + std::strerror(errno);
+    } else {
+      try {
+        ExecutionPlan plan(file.path(), 0);
+        message = "the plan loaded";
+      } catch (const Error& e) {
+        message =
+            std::string(e.getErrorCode() == ErrorCode::ExecutorError ? "ExecutorError: " : "other error: ") + e.what();
+      }
+    }
+    const ssize_t written = ::write(fds[1], message.data(), message.size());
+    ::_exit(written == static_cast<ssize_t>(message.size()) ? 0 : 1);
+  }
+  ::close(fds[1]);
+  std::string message;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof(buf))) > 0;) message.append(buf, static_cast<size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child failed: " << message;
+  if (message.rfind("cannot give root up", 0) == 0) GTEST_SKIP() << message;
+  expectContains(message, {"ExecutorError: ", file.path().c_str(), "the file is not readable (permission denied)"});
+}
+
+TEST(ExecutorPlanTest, PlanForMoreRanksThanTheCommunicatorIsRefusedBeforeSetup) {
+  const std::string path = kPlanDir + "/allreduce_oneshot_3ranks.json";
+  const std::string name = readJson(path)["name"].get<std::string>();
+  mscclpp::test::ThreadBootstrap::run(2, [&](std::shared_ptr<mscclpp::test::ThreadBootstrap> bootstrap) {
+    const int rank = bootstrap->getRank();
+    ExecutionPlan plan(path, rank);  // ranks 0 and 1 of the plan's 3 load
+    Executor executor(std::make_shared<Communicator>(bootstrap));
+    // Host memory: the refusal comes before setup touches a buffer or a GPU (there is none here).
+    std::vector<uint64_t> in(64), out(64);
+    try {
+      executor.execute(rank, in.data(), out.data(), 512, 512, DataType::FLOAT32, plan, nullptr);
+      ADD_FAILURE() << "rank " << rank << ": executed";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.getErrorCode(), ErrorCode::ExecutorError) << e.what();
+      expectContains(e.what(),
+                     {path.c_str(), ("rank " + std::to_string(rank)).c_str(),
+                      ("the plan \"" + name + "\" is written for 3 ranks").c_str(), "the communicator has 2"});
+    }
+  });
+}
+
+TEST(ExecutorPlanTest, EveryOperationTypeHasAName) {
+  std::set<std::string> names;
+  for (int t = 0; t <= static_cast<int>(executor::kLastOp); ++t) {
+    const auto type = static_cast<executor::OpType>(t);
+    const std::string name = executor::opName(type);
+    EXPECT_NE(name, "?") << "operation type " << t << " has no name";
+    EXPECT_TRUE(names.insert(name).second) << name << " names two operation types";
+    EXPECT_EQ(executor::opByName(name), type) << name;
+  }
+  EXPECT_EQ(executor::opByName("glres"), std::nullopt);
+  EXPECT_EQ(executor::opByName("frobnicate"), std::nullopt);
 }
 
 TEST(ExecutorPlanTest, UnknownOperationIsNamedWithItsPlace) {

@@ -17,7 +17,9 @@
 
 #include "common/checks.hpp"
 #include "ext/executor/device_plan.hpp"
+#include "ext/executor/op_vocabulary.hpp"
 #include "ext/executor/plan.hpp"
+#include "ext/executor/plan_error.hpp"
 
 namespace mscclpp {
 
@@ -79,11 +81,25 @@ struct PlanContext {
   std::map<PacketType, DeviceArrays> resolved;
 };
 
+/// The three local buffers of a context, indexed by BufferType.
+struct LocalBuffers {
+  void* ptrs[3];
+  size_t sizes[3];
+};
+
+/// How many channels of `type` GPU `gpu` of a plan has to `peer`.
+int channelCount(const PlanGpu& gpu, int peer, ChannelType type) {
+  const auto& list = type == ChannelType::Memory ? gpu.memoryChannels : gpu.portChannels;
+  return static_cast<int>(
+      std::count_if(list.begin(), list.end(), [&](const PlanChannel& c) { return c.peer == peer; }));
+}
+
 }  // namespace
 
 struct Executor::Impl {
   std::shared_ptr<Communicator> comm;
   int rank;
+  int nRanks;
   std::unique_ptr<ProxyService> proxy;
   bool proxyStarted = false;
   std::map<int, Connection> connections;
@@ -92,6 +108,7 @@ struct Executor::Impl {
   explicit Impl(std::shared_ptr<Communicator> c) : comm(std::move(c)) {
     MSCCLPP_CHECK_USAGE(comm != nullptr, "Executor: the communicator is null");
     rank = comm->bootstrap()->getRank();
+    nRanks = comm->bootstrap()->getNranks();
   }
 
   ~Impl() {
@@ -122,137 +139,196 @@ struct Executor::Impl {
     for (auto& [peer, future] : pending) connections.emplace(peer, future.get());
   }
 
+  /// Refuses what no setup can run, before any communication and alike on every rank, so that no rank
+  /// is left waiting for another.
+  void checkArguments(const PlanImpl& plan, int callerRank, const void* send, const void* recv, DataType dataType,
+                      PacketType packetType) const {
+    const Where w{plan.path, callerRank, ""};
+    const int planRanks = static_cast<int>(plan.gpus.size());
+    if (planRanks > nRanks) {
+      w.fail(concat("the plan \"", plan.name, "\" is written for ", planRanks, " ranks, but the communicator has ",
+                    nRanks));
+    }
+    if (callerRank != plan.rank) w.fail(concat("the plan was read for rank ", plan.rank));
+    if (callerRank != rank) w.fail(concat("the executor's communicator is rank ", rank));
+    if (static_cast<int>(dataType) < 0 || static_cast<int>(dataType) > static_cast<int>(DataType::FP8_E5M2)) {
+      w.fail(concat("unknown data type ", static_cast<int>(dataType)));
+    }
+#if !defined(__FP8_TYPES_EXIST__)
+    // The interpreter has no FP8 arithmetic where the GPU toolkit has no FP8 types (HIP before ROCm 6).
+    if (dataType == DataType::FP8_E4M3 || dataType == DataType::FP8_E5M2) {
+      w.fail("FP8 data is not available: the GPU toolkit has no FP8 types");
+    }
+#endif
+    if (packetType != PacketType::LL8 && packetType != PacketType::LL16) {
+      w.fail(concat("unknown packet type ", static_cast<int>(packetType)));
+    }
+    if (send == nullptr || recv == nullptr) w.fail("a null buffer");
+    // Data is moved in 4-byte words, and LL16 payloads in 8-byte ones.
+    const uintptr_t alignment = plan.isUsingPacket && packetType == PacketType::LL16 ? 8 : 4;
+    if ((reinterpret_cast<uintptr_t>(send) | reinterpret_cast<uintptr_t>(recv)) % alignment != 0) {
+      w.fail(concat("buffers must be ", alignment, "-byte aligned"));
+    }
+  }
+
+  /// Builds the context of `plan` on these buffers, collectively with the plan's other ranks: the steps
+  /// below, in this order on every rank, so that their exchanges pair up.
   std::unique_ptr<PlanContext> setup(const std::shared_ptr<PlanImpl>& plan, void* send, void* recv, size_t sendSize,
                                      size_t recvSize, PacketType packetType) {
     AvoidCudaGraphCaptureGuard notCaptured;
     const ResolvedPlan first = plan->resolve(sendSize, recvSize, packetType);
-    const PlanGpu& self = plan->self();
-    const int nGpus = static_cast<int>(plan->gpus.size());
     auto ctx = std::make_unique<PlanContext>();
     ctx->plan = plan;
     ctx->scratchSize = first.scratchSize;
     ctx->scratchHalf = first.scratchHalf;
     if (ctx->scratchSize > 0) ctx->scratch = detail::gpuCallocShared<char>(ctx->scratchSize);
+    const LocalBuffers local{{send, recv, ctx->scratch.get()}, {sendSize, recvSize, ctx->scratchSize}};
 
-    // Peers: those this GPU has channels to and those that have channels to it.
+    const std::vector<int> peers = peersOf(*plan);
+    connect(peers);
+    registerLocalBuffers(*ctx, local);
+    exchangeBuffers(*ctx, local);
+    buildChannels(*ctx, peers);
+    const std::vector<MemoryId> remoteIds = addToProxy(*ctx, local);
+    uploadTables(*ctx, remoteIds, first.nSyncers);
+    addResolution(*ctx, first, packetType);
+    return ctx;
+  }
+
+  /// The ranks this GPU has channels to and those that have channels to it.
+  std::vector<int> peersOf(const PlanImpl& plan) const {
     std::vector<int> peers;
-    auto channelsTo = [&](const PlanGpu& g, int peer, ChannelType type) {
-      const auto& list = type == ChannelType::Memory ? g.memoryChannels : g.portChannels;
-      return static_cast<int>(
-          std::count_if(list.begin(), list.end(), [&](const PlanChannel& c) { return c.peer == peer; }));
-    };
-    for (int p = 0; p < nGpus; ++p) {
+    for (int p = 0; p < static_cast<int>(plan.gpus.size()); ++p) {
       if (p == rank) continue;
       for (ChannelType t : {ChannelType::Memory, ChannelType::Port}) {
-        if (channelsTo(self, p, t) + channelsTo(plan->gpus[p], rank, t) > 0) {
+        if (channelCount(plan.self(), p, t) + channelCount(plan.gpus[p], rank, t) > 0) {
           peers.push_back(p);
           break;
         }
       }
     }
-    connect(peers);
+    return peers;
+  }
 
-    // Local buffers, registered once each; a zero-sized one is never referenced (it has no chunks).
-    void* ptrs[3] = {send, recv, ctx->scratch.get()};
-    size_t sizes[3] = {sendSize, recvSize, ctx->scratchSize};
+  /// The local buffers, registered once each; a zero-sized one is never referenced (it has no chunks).
+  void registerLocalBuffers(PlanContext& ctx, const LocalBuffers& local) {
     for (int t = 0; t < 3; ++t) {
-      if (sizes[t] > 0) ctx->local[t] = comm->registerMemory(ptrs[t], sizes[t], Transport::CudaIpc);
+      if (local.sizes[t] > 0) ctx.local[t] = comm->registerMemory(local.ptrs[t], local.sizes[t], Transport::CudaIpc);
     }
-    for (int p = 0; p < nGpus; ++p) {
+  }
+
+  /// Sends this rank's buffers to the peers that map them and receives the peers' buffers this GPU maps,
+  /// in the order of its plan's remote buffers.
+  void exchangeBuffers(PlanContext& ctx, const LocalBuffers& local) {
+    const PlanImpl& plan = *ctx.plan;
+    for (int p = 0; p < static_cast<int>(plan.gpus.size()); ++p) {
       if (p == rank) continue;
-      for (const PlanRemoteBuffer& rb : plan->gpus[p].remoteBuffers) {
+      for (const PlanRemoteBuffer& rb : plan.gpus[p].remoteBuffers) {
         if (rb.rank != rank) continue;
-        if (sizes[int(rb.type)] == 0) {
-          MSCCLPP_THROW(ExecutorError, "execution plan '", plan->path, "', rank ", rank, ": GPU ", p, " maps the ",
-                        rb.type == BufferType::Input    ? "input"
-                        : rb.type == BufferType::Output ? "output"
-                                                        : "scratch",
-                        " buffer of this rank, which is empty");
+        if (local.sizes[int(rb.type)] == 0) {
+          Where{plan.path, rank, ""}.fail(
+              concat("GPU ", p, " maps the ", bufferName(rb.type), " buffer of this rank, which is empty"));
         }
-        comm->sendMemory(ctx->local[int(rb.type)], p, kTagMemory);
+        comm->sendMemory(ctx.local[int(rb.type)], p, kTagMemory);
       }
     }
     std::vector<std::shared_future<RegisteredMemory>> remoteFutures;
-    for (const PlanRemoteBuffer& rb : self.remoteBuffers)
+    for (const PlanRemoteBuffer& rb : plan.self().remoteBuffers) {
       remoteFutures.push_back(comm->recvMemory(rb.rank, kTagMemory));
-    for (auto& f : remoteFutures) ctx->remote.push_back(f.get());
+    }
+    for (auto& f : remoteFutures) ctx.remote.push_back(f.get());
+  }
 
-    // Semaphores: the k-th channel of a type from this GPU to a peer pairs with the peer's k-th channel
-    // of that type to this GPU; both sides build as many as the larger of the two counts.
-    std::vector<BaseMemoryChannelDeviceHandle> memoryHandles;
-    std::vector<BasePortChannelDeviceHandle> portHandles;
-    const bool usesPort =
-        !self.portChannels.empty() || std::any_of(self.remoteBuffers.begin(), self.remoteBuffers.end(),
-                                                  [](const PlanRemoteBuffer& rb) { return rb.portAccess; });
+  /// Semaphores and channels: the k-th channel of a type from this GPU to a peer pairs with the peer's
+  /// k-th channel of that type to this GPU; both sides build as many semaphores as the larger of the two
+  /// counts.
+  void buildChannels(PlanContext& ctx, const std::vector<int>& peers) {
+    const PlanImpl& plan = *ctx.plan;
+    const PlanGpu& self = plan.self();
     for (ChannelType type : {ChannelType::Memory, ChannelType::Port}) {
       const int tag = type == ChannelType::Memory ? kTagMemorySemaphore : kTagPortSemaphore;
       std::map<int, std::vector<std::shared_future<Semaphore>>> futures;
       for (int p : peers) {
-        const int n = std::max(channelsTo(self, p, type), channelsTo(plan->gpus[p], rank, type));
+        const int n = std::max(channelCount(self, p, type), channelCount(plan.gpus[p], rank, type));
         for (int k = 0; k < n; ++k) futures[p].push_back(comm->buildSemaphore(connections.at(p), p, tag));
       }
       std::map<int, std::vector<Semaphore>> built;
       for (auto& [p, list] : futures) {
         for (auto& f : list) {
           built[p].push_back(f.get());
-          ctx->semaphores.push_back(built[p].back());
+          ctx.semaphores.push_back(built[p].back());
         }
       }
       std::map<int, size_t> used;
       for (const PlanChannel& c : type == ChannelType::Memory ? self.memoryChannels : self.portChannels) {
         Semaphore& sem = built.at(c.peer).at(used[c.peer]++);
         if (type == ChannelType::Memory) {
-          ctx->memorySemaphores.push_back(std::make_shared<MemoryDevice2DeviceSemaphore>(sem));
-          ctx->memoryChannels.emplace_back(ctx->memorySemaphores.back());
-          memoryHandles.push_back(ctx->memoryChannels.back().deviceHandle());
+          ctx.memorySemaphores.push_back(std::make_shared<MemoryDevice2DeviceSemaphore>(sem));
+          ctx.memoryChannels.emplace_back(ctx.memorySemaphores.back());
         } else {
-          ctx->portChannels.push_back(proxyService().basePortChannel(proxyService().addSemaphore(sem)));
-          portHandles.push_back(ctx->portChannels.back().deviceHandle());
+          ctx.portChannels.push_back(proxyService().basePortChannel(proxyService().addSemaphore(sem)));
         }
       }
     }
+  }
 
-    std::vector<void*> remotePtrs(self.remoteBuffers.size(), nullptr);
+  /// Port-channel access: the local buffers (three consecutive proxy ids) and the peers' buffers reached
+  /// through port channels go to the proxy, which starts with the first plan that needs it. Returns the
+  /// proxy id of each remote buffer (0 for those not reached through port channels).
+  std::vector<MemoryId> addToProxy(PlanContext& ctx, const LocalBuffers& local) {
+    const PlanGpu& self = ctx.plan->self();
     std::vector<MemoryId> remoteIds(self.remoteBuffers.size(), 0);
+    const bool usesPort =
+        !self.portChannels.empty() || std::any_of(self.remoteBuffers.begin(), self.remoteBuffers.end(),
+                                                  [](const PlanRemoteBuffer& rb) { return rb.portAccess; });
+    if (!usesPort) return remoteIds;
+    ProxyService& ps = proxyService();
+    for (int t = 0; t < 3; ++t) {
+      // A placeholder for an empty buffer keeps the three ids consecutive.
+      const MemoryId id = ps.addMemory(local.sizes[t] > 0 ? ctx.local[t] : ctx.local[local.sizes[0] > 0 ? 0 : 1]);
+      if (t == 0) ctx.localIdBase = id;
+      MSCCLPP_ASSERT(id == ctx.localIdBase + t, "proxy memory ids are not consecutive");
+    }
     for (size_t b = 0; b < self.remoteBuffers.size(); ++b) {
-      if (self.remoteBuffers[b].memoryAccess) remotePtrs[b] = ctx->remote[b].data();
+      if (self.remoteBuffers[b].portAccess) remoteIds[b] = ps.addMemory(ctx.remote[b]);
     }
-    if (usesPort) {
-      ProxyService& ps = proxyService();
-      for (int t = 0; t < 3; ++t) {
-        // A placeholder for an empty buffer keeps the three ids consecutive.
-        const MemoryId id = ps.addMemory(sizes[t] > 0 ? ctx->local[t] : ctx->local[sizes[0] > 0 ? 0 : 1]);
-        if (t == 0) ctx->localIdBase = id;
-        MSCCLPP_ASSERT(id == ctx->localIdBase + t, "proxy memory ids are not consecutive");
-      }
-      for (size_t b = 0; b < self.remoteBuffers.size(); ++b) {
-        if (self.remoteBuffers[b].portAccess) remoteIds[b] = ps.addMemory(ctx->remote[b]);
-      }
-      if (!proxyStarted) {
-        ps.startProxy();
-        proxyStarted = true;
-      }
+    if (!proxyStarted) {
+      ps.startProxy();
+      proxyStarted = true;
     }
-    ctx->memoryChannelTable = toDevice(memoryHandles);
-    ctx->portChannelTable = toDevice(portHandles);
-    ctx->remotePtrs = toDevice(remotePtrs);
-    ctx->remoteIds = toDevice(remoteIds);
-    ctx->syncers = detail::gpuCallocShared<DeviceSyncer>(std::max<uint32_t>(first.nSyncers, 1));
+    return remoteIds;
+  }
+
+  /// The tables the kernel reads besides the operations: channel handles, peers' buffer addresses and
+  /// proxy ids, grid barriers, device semaphores and the per-block packet epochs.
+  void uploadTables(PlanContext& ctx, const std::vector<MemoryId>& remoteIds, uint32_t nSyncers) {
+    const PlanGpu& self = ctx.plan->self();
+    std::vector<BaseMemoryChannelDeviceHandle> memoryHandles;
+    for (auto& c : ctx.memoryChannels) memoryHandles.push_back(c.deviceHandle());
+    std::vector<BasePortChannelDeviceHandle> portHandles;
+    for (auto& c : ctx.portChannels) portHandles.push_back(c.deviceHandle());
+    std::vector<void*> remotePtrs(self.remoteBuffers.size(), nullptr);
+    for (size_t b = 0; b < self.remoteBuffers.size(); ++b) {
+      if (self.remoteBuffers[b].memoryAccess) remotePtrs[b] = ctx.remote[b].data();
+    }
     std::vector<DeviceSemaphore> sems;
     for (int init : self.semaphoreInits) sems.emplace_back(init);
-    ctx->deviceSemaphores = toDevice(sems);
-    ctx->epochs = detail::gpuCallocShared<uint32_t>(self.threadblocks.size());
-    addResolution(*ctx, first, packetType);
-    return ctx;
+    ctx.memoryChannelTable = toDevice(memoryHandles);
+    ctx.portChannelTable = toDevice(portHandles);
+    ctx.remotePtrs = toDevice(remotePtrs);
+    ctx.remoteIds = toDevice(remoteIds);
+    ctx.syncers = detail::gpuCallocShared<DeviceSyncer>(std::max<uint32_t>(nSyncers, 1));
+    ctx.deviceSemaphores = toDevice(sems);
+    ctx.epochs = detail::gpuCallocShared<uint32_t>(self.threadblocks.size());
   }
 
   void addResolution(PlanContext& ctx, const ResolvedPlan& r, PacketType packetType) {
     for (size_t b = 0; b < r.remoteBytesNeeded.size(); ++b) {
       if (r.remoteBytesNeeded[b] > ctx.remote[b].size()) {
         const PlanRemoteBuffer& rb = ctx.plan->self().remoteBuffers[b];
-        MSCCLPP_THROW(ExecutorError, "execution plan '", ctx.plan->path, "', rank ", rank, ": remote buffer ", b,
-                      " (GPU ", rb.rank, ") is accessed up to byte ", r.remoteBytesNeeded[b], " but has ",
-                      ctx.remote[b].size(), " bytes");
+        Where{ctx.plan->path, rank, ""}.fail(concat("remote buffer ", b, " (GPU ", rb.rank, ") is accessed up to byte ",
+                                                    r.remoteBytesNeeded[b], " but has ", ctx.remote[b].size(),
+                                                    " bytes"));
       }
     }
     if (r.nSyncers > 0 && !ctx.syncers) ctx.syncers = detail::gpuCallocShared<DeviceSyncer>(r.nSyncers);
@@ -276,29 +352,7 @@ Executor::~Executor() = default;
 void Executor::execute(int rank, void* sendbuff, void* recvBuff, size_t sendBuffSize, size_t recvBuffSize,
                        DataType dataType, const ExecutionPlan& plan, cudaStream_t stream, PacketType packetType) {
   const auto& impl = ExecutionPlanAccess::impl(plan);
-  auto fail = [&](const std::string& what) {
-    throw Error(concat("execution plan '", impl->path, "', rank ", rank, ": ", what), ErrorCode::ExecutorError);
-  };
-  if (rank != impl->rank) fail(concat("the plan was read for rank ", impl->rank));
-  if (rank != impl_->rank) fail(concat("the executor's communicator is rank ", impl_->rank));
-  if (static_cast<int>(dataType) < 0 || static_cast<int>(dataType) > static_cast<int>(DataType::FP8_E5M2)) {
-    fail(concat("unknown data type ", static_cast<int>(dataType)));
-  }
-#if !defined(__FP8_TYPES_EXIST__)
-  // The interpreter has no FP8 arithmetic where the GPU toolkit has no FP8 types (HIP before ROCm 6).
-  if (dataType == DataType::FP8_E4M3 || dataType == DataType::FP8_E5M2) {
-    fail("FP8 data is not available: the GPU toolkit has no FP8 types");
-  }
-#endif
-  if (packetType != PacketType::LL8 && packetType != PacketType::LL16) {
-    fail(concat("unknown packet type ", static_cast<int>(packetType)));
-  }
-  if (sendbuff == nullptr || recvBuff == nullptr) fail("a null buffer");
-  // Data is moved in 4-byte words, and LL16 payloads in 8-byte ones.
-  const uintptr_t alignment = impl->isUsingPacket && packetType == PacketType::LL16 ? 8 : 4;
-  if ((reinterpret_cast<uintptr_t>(sendbuff) | reinterpret_cast<uintptr_t>(recvBuff)) % alignment != 0) {
-    fail(concat("buffers must be ", alignment, "-byte aligned"));
-  }
+  impl_->checkArguments(*impl, rank, sendbuff, recvBuff, dataType, packetType);
   const ContextKey key{impl.get(), sendbuff, recvBuff, sendBuffSize, recvBuffSize};
   auto it = impl_->contexts.find(key);
   if (it == impl_->contexts.end()) {

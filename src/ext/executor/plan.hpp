@@ -2,7 +2,9 @@
 // SPDX-License-Identifier: MIT
 
 // A plan file read and checked for one rank (ExecutionPlan::Impl), and its resolution for one set of
-// buffer sizes into the flat arrays of device_plan.hpp.
+// buffer sizes into the flat arrays of device_plan.hpp. The work is split by job: plan_file.cc reads
+// the file, plan_parser.cc checks its text (through plan_json.hpp and op_vocabulary.hpp), resolve.cc
+// resolves it for sizes.
 
 #ifndef MSCCLPP_EXT_EXECUTOR_PLAN_HPP_
 #define MSCCLPP_EXT_EXECUTOR_PLAN_HPP_
@@ -103,9 +105,6 @@ struct ExecutionPlan::Impl {
   /// Reads and checks the file; Error(ExecutorError) on any problem.
   Impl(const std::string& path, int rank);
 
-  /// Parses and checks a plan given as text (`path` only names it in messages).
-  static std::shared_ptr<Impl> fromText(const std::string& text, const std::string& path, int rank);
-
   const executor::PlanGpu& self() const { return gpus[rank]; }
 
   /// Resolves the plan for buffers of these sizes; Error(ExecutorError) if the sizes do not fit the plan
@@ -113,7 +112,9 @@ struct ExecutionPlan::Impl {
   executor::ResolvedPlan resolve(uint64_t inputSize, uint64_t outputSize, PacketType packetType) const;
 
  private:
-  Impl() = default;
+  /// The file's bytes; Error(ExecutorError) naming the path when it is missing, unreadable, a
+  /// directory or anything else but a regular file, or larger than any plan.
+  static std::string readFile(const std::string& path, int rank);
   void parse(const std::string& text);
 };
 

@@ -8,73 +8,15 @@
 #include <algorithm>
 
 #include "common/checks.hpp"
+#include "ext/executor/op_vocabulary.hpp"
 #include "ext/executor/plan.hpp"
+#include "ext/executor/plan_error.hpp"
 
 namespace mscclpp {
 
 using namespace executor;
 
 namespace {
-
-const char* opName(OpType t) {
-  switch (t) {
-    case OpType::Nop:
-      return "nop";
-    case OpType::Barrier:
-      return "barrier";
-    case OpType::Put:
-      return "put";
-    case OpType::PutPackets:
-      return "ppkt";
-    case OpType::ReadPutPackets:
-      return "rppkt";
-    case OpType::PutWithSignal:
-      return "pws";
-    case OpType::PutWithSignalAndFlush:
-      return "pwsf";
-    case OpType::Get:
-      return "get";
-    case OpType::Copy:
-      return "copy";
-    case OpType::CopyPackets:
-      return "cpkt";
-    case OpType::UnpackPackets:
-      return "upkt";
-    case OpType::Signal:
-      return "signal";
-    case OpType::Wait:
-      return "wait";
-    case OpType::Flush:
-      return "flush";
-    case OpType::Reduce:
-      return "re";
-    case OpType::ReducePackets:
-      return "repkt";
-    case OpType::ReduceCopyPackets:
-      return "recpkt";
-    case OpType::ReduceSend:
-      return "res";
-    case OpType::ReduceSendPackets:
-      return "respkt";
-    case OpType::ReduceCopySendPackets:
-      return "recspkt";
-    case OpType::ReadReduce:
-      return "rre";
-    case OpType::ReadReduceSend:
-      return "rres";
-    case OpType::RelaxedSignal:
-      return "rlxsignal";
-    case OpType::RelaxedWait:
-      return "rlxwait";
-    case OpType::Pipeline:
-      return "pipeline";
-    case OpType::SemRelease:
-      return "sem_release";
-    case OpType::SemAcquire:
-      return "sem_acquire";
-  }
-  return "?";
-}
 
 /// Whether operand `i` of the inputs (or outputs) of `op` holds packets rather than plain data.
 bool isPacketOperand(const PlanOp& op, bool output, size_t i) {
@@ -94,9 +36,28 @@ bool isPacketOperand(const PlanOp& op, bool output, size_t i) {
     case OpType::ReduceCopyPackets:
     case OpType::ReduceCopySendPackets:
       return i > 0;
-    default:
+    case OpType::Nop:
+    case OpType::Barrier:
+    case OpType::Put:
+    case OpType::PutWithSignal:
+    case OpType::PutWithSignalAndFlush:
+    case OpType::Get:
+    case OpType::Copy:
+    case OpType::Signal:
+    case OpType::Wait:
+    case OpType::Flush:
+    case OpType::Reduce:
+    case OpType::ReduceSend:
+    case OpType::ReadReduce:
+    case OpType::ReadReduceSend:
+    case OpType::RelaxedSignal:
+    case OpType::RelaxedWait:
+    case OpType::Pipeline:
+    case OpType::SemRelease:
+    case OpType::SemAcquire:
       return false;
   }
+  return false;
 }
 
 class Resolver {
@@ -107,11 +68,7 @@ class Resolver {
   ResolvedPlan run() {
     const PlanGpu& gpu = plan_.self();
     const uint64_t align = plan_.bufferAlignment;
-    auto fail = [&](const std::string& what) {
-      throw Error(concat("execution plan '", plan_.path, "', rank ", plan_.rank, ": ", what, " (input ", inputSize_,
-                         " bytes, output ", outputSize_, " bytes)"),
-                  ErrorCode::ExecutorError);
-    };
+    auto fail = [&](const std::string& what) { Where{plan_.path, plan_.rank, ""}.fail(what + sizes()); };
     if (gpu.inputChunks > 0 && (inputSize_ % align != 0 || (inputSize_ / align) % gpu.inputChunks != 0)) {
       fail(concat("the input size is not a multiple of ", gpu.inputChunks, " chunks of ", align, "-byte units"));
     }
@@ -160,10 +117,11 @@ class Resolver {
   }
 
  private:
+  /// " (input N bytes, output M bytes)": what every message of a resolution ends with.
+  std::string sizes() const { return concat(" (input ", inputSize_, " bytes, output ", outputSize_, " bytes)"); }
+
   [[noreturn]] void failOp(const std::string& what) const {
-    throw Error(concat("execution plan '", plan_.path, "', rank ", plan_.rank, ", ", place_, ": ", what, " (input ",
-                       inputSize_, " bytes, output ", outputSize_, " bytes)"),
-                ErrorCode::ExecutorError);
+    Where{plan_.path, plan_.rank, place_}.fail(what + sizes());
   }
 
   uint64_t localBytes(BufferType t) const {
@@ -198,11 +156,8 @@ class Resolver {
     if (ref.remote) {
       r_.remoteBytesNeeded[ref.remoteBuffer] = std::max(r_.remoteBytesNeeded[ref.remoteBuffer], end);
     } else if (end > localBytes(ref.type)) {
-      failOp(concat("bytes up to ", end, " of the local ",
-                    ref.type == BufferType::Input    ? "input"
-                    : ref.type == BufferType::Output ? "output"
-                                                     : "scratch",
-                    " buffer, which has ", localBytes(ref.type)));
+      failOp(concat("bytes up to ", end, " of the local ", bufferName(ref.type), " buffer, which has ",
+                    localBytes(ref.type)));
     }
     return d;
   }
