@@ -9,6 +9,12 @@
 # LD_LIBRARY_PATH) names <home>/lib. Programs link libnccl.so.2 (the soname of libmscclpp_nccl.so)
 # however they link us, so that is where the dynamic linker must find ours.
 
+# A Python wheel (scikit-build-core) has no NCCL home: a wheel cannot hold links, so each would be
+# another copy of the library; the wheel's libmscclpp_nccl.so serves LD_PRELOAD as it is.
+if(SKBUILD)
+  return()
+endif()
+
 set(MSCCLPP_NCCL_HOME ${CMAKE_INSTALL_LIBDIR}/mscclpp_nccl)
 
 install(FILES ${PROJECT_SOURCE_DIR}/include/mscclpp/nccl.h ${PROJECT_SOURCE_DIR}/include/mscclpp/nccl_device.h
