@@ -122,9 +122,13 @@ for step in "${steps[@]}"; do
     rm -rf "$prefix"
     cmake --install "$build" --prefix "$prefix" >"$out/nccl-tests-install.log" 2>&1 ||
       { tail -n 20 "$out/nccl-tests-install.log"; echo "nccl-tests: installing the build failed"; continue; }
+    # The nccl-tests build and the run logs stay in the build tree, so a later call (a part of the
+    # matrix through RUN_NCCL_TESTS_RANKS / RUN_NCCL_TESTS_MODES) reuses the build; the logs come here.
     start=$(date +%s)
-    "$root/test/nccl/run_nccl_tests.sh" "$prefix" "$src" "$out/nccl-tests" >"$out/nccl-tests.txt" 2>&1
+    "$root/test/nccl/run_nccl_tests.sh" "$prefix" "$src" "$build/nccl-tests" >"$out/nccl-tests.txt" 2>&1
     echo "nccl-tests exit: $? ($(($(date +%s) - start)) s)"
+    rm -rf "$out/nccl-tests-logs"
+    cp -r "$build/nccl-tests/logs" "$out/nccl-tests-logs" 2>/dev/null
     grep -E "FAILED|passed, .* failed" "$out/nccl-tests.txt"
     ;;
   coll-bench)

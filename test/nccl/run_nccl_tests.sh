@@ -21,6 +21,9 @@
 # shares GPU 0; a private MPS daemon (tools/mps.sh) serves them. NVLS stays off (NCCL_NVLS_ENABLE=0).
 # NVCC_GENCODE (nccl-tests' variable) defaults to the first GPU's architecture, sm_90 without a GPU.
 # Without a GPU the script builds and checks the build, and runs nothing.
+# RUN_NCCL_TESTS_RANKS (default "2 3 4") and RUN_NCCL_TESTS_MODES (default every mode: "default graph
+# alltypes register symmetric unaligned") run a part of the matrix, to split it over several sessions;
+# a second call with the same <out dir> reuses the nccl-tests build (make is incremental).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 prefix=$(cd "${1:?install prefix}" && pwd) || exit 2
@@ -120,14 +123,17 @@ summarize() {
     }' "$1"
 }
 
+read -r -a rank_counts <<<"${RUN_NCCL_TESTS_RANKS:-2 3 4}"
+wanted_modes=" ${RUN_NCCL_TESTS_MODES:-default graph alltypes register symmetric unaligned} "
 passed=0
 failed=0
 skipped=0
 for bin in "${binaries[@]}"; do
   name=$(basename "$bin")
-  for np in 2 3 4; do
+  for np in "${rank_counts[@]}"; do
     for mode in "${modes[@]}"; do
       label=${mode%%|*}
+      [[ $wanted_modes == *" $label "* ]] || continue
       read -r -a args <<<"${mode#*|}"
       log=$out/logs/$name-np$np-$label.log
       # shellcheck disable=SC2016 # expanded by each rank's shell
@@ -155,7 +161,7 @@ for bin in "${binaries[@]}"; do
         verdict=ok
         passed=$((passed + 1))
       else
-        verdict="FAILED ($(IFS=,; echo "${problems[*]}"); log: $log)"
+        verdict="FAILED ($(printf '%s, ' "${problems[@]}")log: $log)"
         failed=$((failed + 1))
       fi
       printf "%-22s np=%d %-9s exit=%-3d rows=%-4d #wrong=%-4s busbw=%-8s %s\n" \
