@@ -1,8 +1,10 @@
 # Copyright (c) 2026 The libmscclpp authors
 # SPDX-License-Identifier: MIT
 
-# Installs headers, both libraries, a CMake package (find_package(mscclpp CONFIG) gives
-# mscclpp::mscclpp and mscclpp::mscclpp_static) and a pkg-config file (mscclpp.pc).
+# Installs headers, the libraries, a CMake package (find_package(mscclpp CONFIG) gives
+# mscclpp::mscclpp, mscclpp::mscclpp_static, and the NCCL API as mscclpp::mscclpp_nccl and
+# mscclpp::mscclpp_nccl_static), a pkg-config file (mscclpp.pc) and the NCCL home
+# (MscclppNcclHome.cmake).
 
 include(CMakePackageConfigHelpers)
 
@@ -14,6 +16,7 @@ install(TARGETS mscclpp mscclpp_static EXPORT mscclppTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+include(MscclppNcclHome)
 install(EXPORT mscclppTargets NAMESPACE mscclpp:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/mscclpp)
 
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/mscclppConfig.cmake.in

@@ -5,8 +5,10 @@
 # Validation on a GPU machine: builds, runs every test (GPU tests included; the multi-process suites
 # with 2 and 4 ranks on the GPUs present, under a private MPS daemon when ranks share a GPU), and
 # writes logs and the summary line under <out dir>.
-#   gpu-check.sh <out dir> [build|test|conformance|bench|consumers|coll-bench|sanitize|sanitize-mp]...
+#   gpu-check.sh <out dir> [build|test|conformance|bench|consumers|nccl-tests|coll-bench|sanitize|sanitize-mp]...
 #   (default: build test)
+# nccl-tests builds NVIDIA's nccl-tests from the source copy in $NCCL_TESTS_SRC (default .nccl-tests, which
+# test/nccl/run_nccl_tests.sh says how to make) against an install of the build, and runs them.
 # The transport conformance suite runs within `test` (ctest's mp_unit_tests_np2/np4); `conformance`
 # runs it alone with 2 and 4 ranks and lists each kind's result. Its IB rows use the verbs library in
 # MSCCLPP_IBV_SO, by default the substitute provider of the build (GPU memory through DMA-BUF where the
@@ -107,6 +109,27 @@ for step in "${steps[@]}"; do
       echo "nccl_bench ($np ranks) exit: $?"
     done
     "$root/tools/mps.sh" stop "$mps"
+    ;;
+  nccl-tests)
+    # Every nccl-tests binary at 2, 3 and 4 ranks in six modes, against the NCCL home of an install of
+    # this build (test/nccl/run_nccl_tests.sh); needs the build step first.
+    src=${NCCL_TESTS_SRC:-$root/.nccl-tests}
+    if [ ! -f "$src/src/Makefile" ]; then
+      echo "nccl-tests: skipped: no nccl-tests source copy at $src (set NCCL_TESTS_SRC; see test/nccl/run_nccl_tests.sh)"
+      continue
+    fi
+    prefix=$build/install-nccl-tests
+    rm -rf "$prefix"
+    cmake --install "$build" --prefix "$prefix" >"$out/nccl-tests-install.log" 2>&1 ||
+      { tail -n 20 "$out/nccl-tests-install.log"; echo "nccl-tests: installing the build failed"; continue; }
+    # The nccl-tests build and the run logs stay in the build tree, so a later call (a part of the
+    # matrix through RUN_NCCL_TESTS_RANKS / RUN_NCCL_TESTS_MODES) reuses the build; the logs come here.
+    start=$(date +%s)
+    "$root/test/nccl/run_nccl_tests.sh" "$prefix" "$src" "$build/nccl-tests" >"$out/nccl-tests.txt" 2>&1
+    echo "nccl-tests exit: $? ($(($(date +%s) - start)) s)"
+    rm -rf "$out/nccl-tests-logs"
+    cp -r "$build/nccl-tests/logs" "$out/nccl-tests-logs" 2>/dev/null
+    grep -E "FAILED|passed, .* failed" "$out/nccl-tests.txt"
     ;;
   coll-bench)
     # Every collective, eager and as a CUDA graph, with the floor measured in the same run.

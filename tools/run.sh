@@ -10,7 +10,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MSCCLPP_BUILD_DIR:-$root/build}
 ranks=${MSCCLPP_BENCH_RANKS:-2}
 
-"$root/tools/install-deps.sh" || exit 1
+"$root/tools/install-deps.sh" run || exit 1
 MSCCLPP_BUILD_DIR=$build "$root/tools/build.sh" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 1
 
 mps_dir=$build/mps-bench

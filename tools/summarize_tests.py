@@ -7,7 +7,9 @@ Reports of one multi-process run (one file per rank, in one folder) count each t
 it failed on any rank, skipped if it was skipped on every rank that ran it, passed otherwise.
 A ctest entry that failed without a gtest report saying so (a crash, a non-gtest check) is counted
 as one more failure.
-Usage: summarize_tests.py <results dir> <ctest LastTestsFailed.log or -> [extra failures]
+Checks that ran outside ctest add their own counts (extra failures, and extra skipped: a check that
+could not run here, such as the format check without clang-format).
+Usage: summarize_tests.py <results dir> <ctest LastTestsFailed.log or -> [extra failures [extra skipped]]
 """
 import collections
 import pathlib
@@ -27,6 +29,7 @@ def main():
     root = pathlib.Path(sys.argv[1])
     failed_log = pathlib.Path(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] != "-" else None
     extra_failures = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+    extra_skipped = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     # key: (group, test) where group is the folder of a multi-process run, or the file otherwise
     results = collections.defaultdict(list)
     failed_names = []
@@ -64,7 +67,7 @@ def main():
     for name in failed_names:
         print(f"FAILED {name}")
     failed = counts["failed"] + extra_failures
-    print(f"{counts['passed']} passed, {failed} failed, {counts['skipped']} skipped")
+    print(f"{counts['passed']} passed, {failed} failed, {counts['skipped'] + extra_skipped} skipped")
     return 0 if failed == 0 else 1
 
 

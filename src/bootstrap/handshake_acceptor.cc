@@ -67,6 +67,7 @@ bool HandshakeAcceptor::readFrom(Pending& p, std::vector<Accepted>& accepted) {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    if (n == 0 && closedBetweenHellos(p)) return false;
     drop(p, n == 0 ? concat("closed before completing its ", options_.what, " (after ", p.bytes.size(), " bytes)")
                    : concat("failed before completing its ", options_.what, " (", errnoName(errno), ")"));
     return false;
@@ -87,7 +88,7 @@ void HandshakeAcceptor::reapClosed() {
           ssize_t n = ::recv(pending_[i].fd.get(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
           return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
         }())) {
-      drop(pending_[i], concat("closed before completing its ", options_.what));
+      if (!closedBetweenHellos(pending_[i])) drop(pending_[i], concat("closed before completing its ", options_.what));
       continue;
     }
     still.push_back(std::move(pending_[i]));
@@ -117,7 +118,7 @@ void HandshakeAcceptor::acceptNew() {
     if (storage.ss_family == AF_INET || storage.ss_family == AF_INET6) {
       std::memcpy(&peer, &storage, std::min(sizeof(peer), static_cast<size_t>(len)));
     }
-    Pending p{UniqueFd(fd), peer, {}, options_.firstRead, Clock::now() + options_.helloTimeout};
+    Pending p{UniqueFd(fd), peer, {}, options_.firstRead, Clock::now() + options_.helloTimeout, false};
     if (options_.screen) {
       std::string why = options_.screen(fd);
       if (!why.empty()) {
@@ -176,7 +177,7 @@ std::vector<HandshakeAcceptor::Accepted> HandshakeAcceptor::step(std::chrono::mi
 }
 
 void HandshakeAcceptor::adopt(UniqueFd fd, const SocketAddress& peer) {
-  pending_.push_back(Pending{std::move(fd), peer, {}, options_.firstRead, Clock::now() + options_.helloTimeout});
+  pending_.push_back(Pending{std::move(fd), peer, {}, options_.firstRead, Clock::now() + options_.helloTimeout, true});
 }
 
 void HandshakeAcceptor::clear(const std::string& why) {

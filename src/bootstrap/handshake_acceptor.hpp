@@ -84,7 +84,10 @@ class HandshakeAcceptor {
   std::vector<Accepted> step(std::chrono::milliseconds wait);
 
   /// Takes back a connection that was handed out, to wait for its next hello (a client of the fd
-  /// service asking again on one connection); it counts as pending, with a fresh deadline.
+  /// service asking again on one connection); it counts as pending, with a fresh deadline. Such a
+  /// client has finished a conversation already: closing before the first byte of another hello is
+  /// how it says goodbye, so that closes it without a drop report. Anything else it does (a partial or
+  /// rejected hello, an error, silence past the deadline) is reported like a new connection's.
   void adopt(UniqueFd fd, const SocketAddress& peer);
 
   size_t pendingCount() const { return pending_.size(); }
@@ -98,7 +101,10 @@ class HandshakeAcceptor {
     std::vector<char> bytes;
     size_t need;
     std::chrono::steady_clock::time_point deadline;
+    bool adopted;  // taken back by adopt(): its earlier hello was complete
   };
+  /// Whether `p`, which has closed, ended normally: an adopted connection between two hellos.
+  static bool closedBetweenHellos(const Pending& p) { return p.adopted && p.bytes.empty(); }
   /// Reads what `p` has sent; returns false (after reporting) if it was dropped.
   bool readFrom(Pending& p, std::vector<Accepted>& accepted);
   /// Drops pending connections that have closed without a complete hello.

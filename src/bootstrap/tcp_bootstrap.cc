@@ -17,6 +17,8 @@ using namespace tcp_bootstrap;
 
 TcpBootstrap::TcpBootstrap(int rank, int nRanks) {
   MSCCLPP_CHECK_USAGE(nRanks >= 1, "TcpBootstrap: nRanks must be at least 1, got ", nRanks);
+  MSCCLPP_CHECK_USAGE(nRanks <= kMaxRanks, "TcpBootstrap: nRanks ", nRanks, " is above the limit of ", kMaxRanks,
+                      " ranks per bootstrap");
   MSCCLPP_CHECK_USAGE(rank >= 0 && rank < nRanks, "TcpBootstrap: rank ", rank, " is outside 0..", nRanks - 1);
   pimpl_ = std::make_unique<Impl>(rank, nRanks);
 }

@@ -35,6 +35,12 @@ namespace tcp_bootstrap {
 
 using Clock = std::chrono::steady_clock;
 
+// The most ranks one bootstrap accepts, from its caller or announced by a peer. Rank 0 keeps a table
+// entry per rank (about 200 bytes with the address exchange), so this bounds what a wrong or hostile
+// count can make it allocate: some 200 MiB, where 2^31 ranks would ask for hundreds of GiB and hang.
+// 2^20 is still about five times the GPUs of the largest clusters built so far, one rank per GPU.
+constexpr int kMaxRanks = 1 << 20;
+
 // The magic of UniqueIds made from an "ip:port" string, which every rank must agree on without talking.
 constexpr uint64_t kStringIdMagic = 0xdeadbeef;
 // How long a freshly accepted connection may take to send its handshake before it is dropped. A

@@ -210,6 +210,14 @@ SocketAddress TcpBootstrap::Impl::runRoot(TcpListener& rootListener, const Socke
       }
       return HandshakeAcceptor::Verdict::needMore(kHandshakeBytes + kCheckInBytes);
     }
+    // No rank of ours can announce a count outside this range (its constructor refuses it): such a
+    // check-in is a stranger's, dropped like one, and the job goes on.
+    ByteReader reader(bytes.data() + kHandshakeBytes, kCheckInBytes, "bootstrap check-in");
+    const int32_t theirN = reader.get<int32_t>("nRanks");
+    if (theirN < 1 || theirN > kMaxRanks) {
+      return HandshakeAcceptor::Verdict::reject(
+          concat("it announces nRanks ", theirN, ", outside 1..", kMaxRanks, " (not a rank of any valid job)"));
+    }
     return HandshakeAcceptor::Verdict::accept();
   };
   options.onDrop = dropReporter(concat("the root address ", where));

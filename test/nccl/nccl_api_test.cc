@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 #include <mscclpp/nccl.h>
 
+#include <chrono>
 #include <climits>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -75,6 +77,26 @@ TEST(NcclInit, RankOutsideTheCommunicatorIsInvalidArgument) {
   EXPECT_EQ(ncclCommInitRank(&comm, 2, someId(), -1), ncclInvalidArgument);
   EXPECT_EQ(ncclCommInitRank(&comm, 0, someId(), 0), ncclInvalidArgument);
   EXPECT_NE(lastError().find("nranks 0"), std::string::npos) << lastError();
+  EXPECT_EQ(comm, nullptr);
+}
+
+TEST(NcclInit, ARankCountAboveTheBootstrapLimitFailsAtOnce) {
+  // Without a GPU the call stops at cudaGetDevice, before the bootstrap that bounds the count.
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) {
+    GTEST_SKIP() << "needs a GPU: ncclCommInitRank asks for the current device before it reaches the bootstrap";
+  }
+  const int absurd = std::numeric_limits<int>::max();
+  ncclComm_t comm = nullptr;
+  const auto start = std::chrono::steady_clock::now();
+  const ncclResult_t res = ncclCommInitRank(&comm, absurd, someId(), 0);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(res == ncclInvalidArgument || res == ncclInvalidUsage) << ncclGetErrorString(res);
+  EXPECT_NE(lastError().find(std::to_string(absurd)), std::string::npos) << lastError();
+  EXPECT_NE(lastError().find("limit"), std::string::npos) << lastError();
+  // A hang check, not a speed check: the refusal comes before anything is allocated or awaited, where
+  // an unbounded count kept rank 0 allocating for minutes.
+  EXPECT_LT(seconds, 1.0);
   EXPECT_EQ(comm, nullptr);
 }
 

@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <mscclpp/core.hpp>
 #include <optional>
@@ -36,6 +37,7 @@
 #include <vector>
 
 #include "bootstrap/socket.hpp"
+#include "bootstrap/tcp_bootstrap_impl.hpp"
 #include "common/serialization.hpp"
 
 extern char** environ;
@@ -632,6 +634,29 @@ TEST(BootstrapFaultTest, NranksMismatchIsRejectedClearly) {
   EXPECT_EQ(innocent.code, "Aborted") << innocent.message;
   EXPECT_TRUE(contains(innocent.message, "rank 0 abandoned initialization")) << innocent.message;
   EXPECT_TRUE(contains(innocent.message, "nRanks 4")) << innocent.message;
+}
+
+TEST(BootstrapFaultTest, ACheckInAnnouncingAnAbsurdRankCountIsDroppedAndTheJobGoesOn) {
+  const UniqueId id = TcpBootstrap::createUniqueId();
+  const SocketAddress root = rootOf(id);
+  const int nRanks = 2;
+  Ranks ranks;
+  ranks.start("rank0", 0, nRanks, id, 30, "init,barrier,allgather");
+  // A complete check-in as rank 1 with the job's magic, announcing 2^31 - 1 ranks.
+  ByteWriter checkIn;
+  const std::vector<char> handshake = handshakeBytes(magicOf(id), 1, 1, 0);
+  checkIn.putBytes(handshake.data(), handshake.size());
+  checkIn.put(std::numeric_limits<int32_t>::max()).put(emptySocketAddress()).put(uint64_t{42});
+  TcpSocket absurd = strayClient(root, checkIn.take());
+  EXPECT_TRUE(closedByPeer(absurd, 30)) << "rank 0 kept a check-in announcing 2^31 - 1 ranks";
+  ranks.start("rank1", 1, nRanks, id, 30, "init,barrier,allgather");
+  for (int r = 0; r < nRanks; ++r) {
+    Outcome o = ranks.finish(rankKey(r), 60);
+    EXPECT_EQ(o.code, "ok") << rankKey(r) << ": " << o.message << "\n" << ranks.output(rankKey(r));
+  }
+  const std::string log = ranks.log("rank0");
+  EXPECT_TRUE(contains(log, "announces nRanks 2147483647, outside 1.." + std::to_string(tcp_bootstrap::kMaxRanks)))
+      << log;
 }
 
 TEST(BootstrapFaultTest, DuplicateRankIsRejectedClearly) {

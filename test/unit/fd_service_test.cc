@@ -12,14 +12,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <mscclpp/errors.hpp>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "common/identity.hpp"
 #include "common/process_stats.hpp"
 #include "common/unique_fd.hpp"
+
+extern char** environ;
 
 using namespace mscclpp;
 
@@ -430,4 +437,149 @@ TEST(FdServiceTest, ClientsThatClosedAreNotCountedAgainstTheLimit) {
   }
   limit.rlim_cur = saved;
   setrlimit(RLIMIT_NOFILE, &limit);
+}
+
+// ---- what the service logs ----
+//
+// The process-wide logger is configured once, from the environment, so these scenarios run in a fresh
+// process: this binary again, running FdServiceLogChild.DISABLED_Scenario with MSCCLPP_LOG_LEVEL=INFO
+// and its log in a file of its own. The parent reads the file.
+
+namespace {
+
+// Runs `scenario` in a fresh process; returns its exit code and fills `log` with what it logged.
+int runLoggedScenario(const std::string& scenario, std::string& log) {
+  char dir[] = "/tmp/mscclpp_fd_log_XXXXXX";
+  if (!mkdtemp(dir)) return -1;
+  const std::string logPath = std::string(dir) + "/log.txt";
+  std::vector<std::string> vars;
+  for (char** e = environ; *e; ++e) {
+    std::string v = *e;
+    if (v.rfind("GTEST_", 0) == 0 || v.rfind("MSCCLPP_LOG", 0) == 0 || v.rfind("MSCCLPP_DEBUG", 0) == 0) continue;
+    vars.push_back(v);
+  }
+  vars.push_back("MSCCLPP_LOG_LEVEL=INFO");
+  vars.push_back("MSCCLPP_LOG_SUBSYS=MEM");
+  vars.push_back("MSCCLPP_LOG_FILE=" + logPath);
+  vars.push_back("MSCCLPP_FD_LOG_SCENARIO=" + scenario);
+  std::vector<char*> envp;
+  for (auto& v : vars) envp.push_back(v.data());
+  envp.push_back(nullptr);
+  std::string self = "/proc/self/exe";
+  std::string filter = "--gtest_filter=FdServiceLogChild.DISABLED_Scenario";
+  std::string disabled = "--gtest_also_run_disabled_tests";
+  std::vector<char*> argv{self.data(), filter.data(), disabled.data(), nullptr};
+  pid_t pid = fork();
+  if (pid == 0) {
+    int devNull = open("/dev/null", O_WRONLY);
+    dup2(devNull, STDOUT_FILENO);
+    execve(argv[0], argv.data(), envp.data());
+    _exit(112);
+  }
+  const int code = waitChild(pid);
+  std::ifstream in(logPath);
+  std::stringstream text;
+  text << in.rdbuf();
+  log = text.str();
+  std::remove(logPath.c_str());
+  rmdir(dir);
+  return code;
+}
+
+std::vector<std::string> linesWith(const std::string& text, const std::string& part) {
+  std::vector<std::string> found;
+  std::stringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(part) != std::string::npos) found.push_back(line);
+  }
+  return found;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+bool sendAll(int sock, const void* data, size_t size) {
+  return send(sock, data, size, MSG_NOSIGNAL) == static_cast<ssize_t>(size);
+}
+
+// What importers do: one connection per fetch, closed once the fd has arrived. Every fetch but the
+// last ends before the next one's reply is sent, so the service has seen those connections close by
+// the time the last fetch returns (it handles waiting connections before new ones).
+int normalFetches() {
+  auto service = FdService::acquire();
+  FdService::Registration reg = service->registerFd(memfdWith("normal"));
+  for (int i = 0; i < 4; ++i) {
+    if (readAll(fetchFd(service->address(), reg.id()).get()) != "normal") return 1;
+  }
+  // A client may also ask several times on one connection before closing it.
+  UniqueFd sock = connectRaw(service->address());
+  for (int i = 0; i < 2; ++i) {
+    FdServiceRequest request{FdServiceRequest::kMagic, 0, reg.id()};
+    UniqueFd fd;
+    if (!sendAll(sock.get(), &request, sizeof(request)) || readReply(sock.get(), fd) != FdServiceReply::Ok) return 2;
+  }
+  sock.reset();
+  return readAll(fetchFd(service->address(), reg.id()).get()) == "normal" ? 0 : 3;
+}
+
+// Clients that leave before finishing a request: one says nothing, one sends part of a request, one
+// completes a request and then leaves in the middle of its second.
+int misbehavingClients() {
+  auto service = FdService::acquire();
+  FdService::Registration reg = service->registerFd(memfdWith("served"));
+  UniqueFd silent = connectRaw(service->address());
+  UniqueFd partial = connectRaw(service->address());
+  UniqueFd secondCutShort = connectRaw(service->address());
+  if (!silent || !partial || !secondCutShort) return 1;
+  const char three[3] = {1, 2, 3};
+  if (!sendAll(partial.get(), three, sizeof(three))) return 2;
+  FdServiceRequest request{FdServiceRequest::kMagic, 0, reg.id()};
+  UniqueFd fd;
+  if (!sendAll(secondCutShort.get(), &request, sizeof(request)) ||
+      readReply(secondCutShort.get(), fd) != FdServiceReply::Ok)
+    return 3;
+  if (!sendAll(secondCutShort.get(), &request, 5)) return 4;
+  silent.reset();
+  partial.reset();
+  secondCutShort.reset();
+  return readAll(fetchFd(service->address(), reg.id()).get()) == "served" ? 0 : 5;
+}
+
+}  // namespace
+
+TEST(FdServiceLogChild, DISABLED_Scenario) {
+  const char* scenario = std::getenv("MSCCLPP_FD_LOG_SCENARIO");
+  if (scenario == nullptr) GTEST_SKIP() << "runs only as the child of the fd service's log tests";
+  int code = 100;
+  try {
+    code = std::string(scenario) == "normal" ? normalFetches() : misbehavingClients();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "scenario threw: %s\n", e.what());
+    code = 101;
+  }
+  std::fflush(stderr);
+  _exit(code);
+}
+
+TEST(FdServiceLogTest, ClientsThatFetchAndLeaveAreNotReported) {
+  std::string log;
+  ASSERT_EQ(runLoggedScenario("normal", log), 0) << log;
+  ASSERT_FALSE(linesWith(log, "fd service started").empty()) << "the scenario's log was not written:\n" << log;
+  EXPECT_EQ(joined(linesWith(log, " WARN ")), "") << "a normal run must not warn";
+  EXPECT_EQ(joined(linesWith(log, "dropped")), "");
+}
+
+TEST(FdServiceLogTest, ClientsThatLeaveMidRequestAreReportedAsWarnings) {
+  std::string log;
+  ASSERT_EQ(runLoggedScenario("misbehaving", log), 0) << log;
+  const std::vector<std::string> drops = linesWith(log, "fd service: dropped a local client");
+  EXPECT_EQ(drops.size(), 3u) << log;
+  for (const auto& line : drops) EXPECT_NE(line.find(" WARN MEM "), std::string::npos) << line;
+  const std::string all = joined(drops);
+  EXPECT_NE(all.find("closed before completing its request (after 0 bytes)"), std::string::npos) << all;
+  EXPECT_NE(all.find("closed before completing its request (after 3 bytes)"), std::string::npos) << all;
+  EXPECT_NE(all.find("closed before completing its request (after 5 bytes)"), std::string::npos) << all;
 }
