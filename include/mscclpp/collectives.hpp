@@ -121,7 +121,11 @@ const char* collectiveName(Collective collective);
 ///   one store); each rank combines what it received. One hop, no barrier: for small messages.
 /// - Staged: data moves through the peers' registered scratch in rounds separated by flag barriers,
 ///   chunked to the scratch size; every collective has it, and it handles any size.
-enum class Algorithm : int { Auto, LLOneShot, Staged };
+/// - ZeroCopy: all-reduce, reduce-scatter and all-gather on buffers registered with registerBuffer:
+///   the kernel reads the peers' inputs and writes the peers' outputs in place, with no scratch (the
+///   all-reduce in one pass: each rank reduces its chunk of every input and stores it into every
+///   output). Not for PreMulSum. Asked for on unregistered buffers, the call runs Staged.
+enum class Algorithm : int { Auto, LLOneShot, Staged, ZeroCopy };
 
 const char* algorithmName(Algorithm algorithm);
 
@@ -136,7 +140,7 @@ struct Config {
   /// Largest message (bytes per rank's contribution) the LL one-shot path takes under Auto
   /// (MSCCLPP_COLL_LL_MAX_BYTES).
   size_t llMaxBytes = 0;
-  /// Forces one algorithm for every collective that has it (MSCCLPP_COLL_ALGO=ll|staged).
+  /// Forces one algorithm for every collective that has it (MSCCLPP_COLL_ALGO=ll|staged|zerocopy).
   Algorithm forceAlgorithm = Algorithm::Auto;
   /// When set, asked first for every call with the collective, the per-pair segment bytes and the
   /// rank count; returning Auto leaves the choice to the table. Must answer the same on every rank.
@@ -214,15 +218,26 @@ class Collectives {
   void groupStart();
   void groupEnd();
 
-  /// Registration of user buffers for zero-copy transfers is not implemented: every call throws
-  /// Error(InvalidUsage) and registers nothing. Every collective works on unregistered buffers, large
-  /// transfers going through scratch.
+  /// Collective (every rank, same order relative to other registrations): maps [ptr, ptr + bytes) of
+  /// every rank into every rank, so that all-reduce, reduce-scatter and all-gather on buffers inside it
+  /// run ZeroCopy above the LL sizes. A call takes the zero-copy path when its buffers lie inside one
+  /// registration; every rank must then pass buffers of the same registration at the same offset from
+  /// the registered pointer (as NCCL's symmetric windows require), which is how the ranks agree on
+  /// the path without asking each other. Throws Error(InvalidUsage) on every rank, registering
+  /// nothing, when any rank's buffer is null, empty, not device memory of the current GPU, or overlaps
+  /// one of its registrations. Not inside a CUDA graph capture.
   void registerBuffer(void* ptr, size_t bytes);
-  /// Throws Error(InvalidUsage): no buffer can have been registered.
+  /// Collective: removes the registration made with `ptr`. Waits for this rank's device work first and
+  /// meets every rank, so that no kernel of any rank still uses the buffer when this returns and it
+  /// may be freed. Graphs captured with the buffer must not be replayed after. Throws
+  /// Error(InvalidUsage) on every rank, removing nothing, when any rank names no registration or ranks
+  /// name different ones. A registered buffer freed without this makes its owner's next call on it
+  /// throw Error(InvalidUsage) (the allocation's id changed); its peers then wait at that call.
   void deregisterBuffer(void* ptr);
 
-  /// The algorithm a call of `collective` with `bytes` per rank's contribution would run with.
-  Algorithm algorithmFor(Collective collective, size_t bytes) const;
+  /// The algorithm a call of `collective` with `bytes` per rank's contribution would run with, on
+  /// registered buffers or not.
+  Algorithm algorithmFor(Collective collective, size_t bytes, bool registered = false) const;
 
  private:
   struct Impl;

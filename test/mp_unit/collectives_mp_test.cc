@@ -8,7 +8,10 @@
 // for floating types; results that every rank holds must be bit-identical across ranks. Then CUDA
 // graph capture and replay, 32 calls back to back at 1 MiB + 3 elements, two objects in flight on
 // two streams, send/recv groups, no growth of device memory over 10,000 calls, and the rejection of
-// bad arguments. Inputs are uploaded in the order of the stream the collectives run on (upload()).
+// bad arguments. The zero-copy collectives run the matrix too, on registered buffers (an object that
+// forces ZeroCopy, so every size takes it), and have their own tests: graphs, back-to-back calls mixed
+// with the other paths, a buffer freed and reallocated, and registrations refused on every rank. Inputs are uploaded in
+// the order of the stream the collectives run on (upload()).
 
 #include <cuda_runtime.h>
 
@@ -59,7 +62,8 @@ struct DeviceBytes {
 struct Shared {
   std::shared_ptr<Communicator> comm;
   std::unique_ptr<Collectives> coll;
-  std::unique_ptr<Collectives> second;  // for two collectives in flight
+  std::unique_ptr<Collectives> second;    // for two collectives in flight
+  std::unique_ptr<Collectives> zeroCopy;  // forces ZeroCopy wherever the buffers are registered
 };
 Shared& shared() {
   static Shared s;
@@ -72,6 +76,7 @@ class SharedTeardown : public ::testing::Environment {
     if (shared().coll) {
       (void)cudaDeviceSynchronize();
       MPI_Barrier(MPI_COMM_WORLD);  // nobody still uses a scratch this rank is about to free
+      shared().zeroCopy.reset();
       shared().second.reset();
       shared().coll.reset();
       shared().comm.reset();
@@ -92,10 +97,14 @@ class CollectivesMpTest : public MultiProcessTest {
       shared().comm = std::make_shared<Communicator>(makeBootstrap());
       shared().coll = std::make_unique<Collectives>(shared().comm);
       shared().second = std::make_unique<Collectives>(shared().comm);
+      mscclpp::collectives::Config forced;
+      forced.forceAlgorithm = Algorithm::ZeroCopy;
+      shared().zeroCopy = std::make_unique<Collectives>(shared().comm, forced);
     }
     return !anyRank(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess);
   }
   Collectives& coll() { return *shared().coll; }
+  Collectives& zeroCopy() { return *shared().zeroCopy; }
 
   void TearDown() override {
     if (stream) (void)cudaStreamDestroy(stream);
@@ -182,7 +191,12 @@ const char* sizeName(Size size) {
   return "?";
 }
 
-using MatrixParam = std::tuple<Collective, DataType, ReduceOp::Kind, Size, bool>;
+/// Collective, type, reduction, size, in place, on registered buffers.
+using MatrixParam = std::tuple<Collective, DataType, ReduceOp::Kind, Size, bool, bool>;
+
+bool zeroCopyCollective(Collective c) {
+  return c == Collective::AllReduce || c == Collective::ReduceScatter || c == Collective::AllGather;
+}
 
 bool reduces(Collective c) {
   return c == Collective::AllReduce || c == Collective::ReduceScatter || c == Collective::Reduce;
@@ -212,7 +226,7 @@ class CollectivesMatrix : public CollectivesMpTest, public ::testing::WithParamI
 
 TEST_P(CollectivesMatrix, MatchesHostReference) {
   COLL_REQUIRE_GPU();
-  const auto [collective, type, opKind, size, inPlace] = GetParam();
+  const auto [collective, type, opKind, size, inPlace, registered] = GetParam();
   const int n = nRanks, r = rank;
   const int root = n > 1 ? 1 : 0;
   const uint64_t es = dataTypeSize(type);
@@ -256,6 +270,12 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
   const bool recvIsInput = inPlace && (collective == Collective::ReduceScatter || collective == Collective::Scatter);
   const bool inputCopied = hasInput && scatterRoot && sendElems > 0;
   if (inputCopied) CUDA_OK(upload(send, inputs[r].data(), sendElems * es));
+  // Registered: the whole of each buffer, guard bytes included, on the object that forces ZeroCopy.
+  Collectives& c = registered ? zeroCopy() : coll();
+  if (registered) {
+    c.registerBuffer(recvMem.ptr, bufferElems * es + kGuardBytes);
+    if (!inPlace) c.registerBuffer(sendMem.ptr, sendElems * es);
+  }
 
   DeviceBytes scalarMem(8);
   ReduceOp op;
@@ -274,33 +294,37 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
 
   switch (collective) {
     case Collective::AllReduce:
-      coll().allReduce(send, recv, count, type, op, stream);
+      c.allReduce(send, recv, count, type, op, stream);
       break;
     case Collective::ReduceScatter:
-      coll().reduceScatter(send, recv, count, type, op, stream);
+      c.reduceScatter(send, recv, count, type, op, stream);
       break;
     case Collective::Reduce:
-      coll().reduce(send, recv, count, type, op, root, stream);
+      c.reduce(send, recv, count, type, op, root, stream);
       break;
     case Collective::AllGather:
-      coll().allGather(send, recv, count, type, stream);
+      c.allGather(send, recv, count, type, stream);
       break;
     case Collective::Broadcast:
-      coll().broadcast(send, recv, count, type, root, stream);
+      c.broadcast(send, recv, count, type, root, stream);
       break;
     case Collective::AllToAll:
-      coll().allToAll(send, recv, count, type, stream);
+      c.allToAll(send, recv, count, type, stream);
       break;
     case Collective::Gather:
-      coll().gather(send, recv, count, type, root, stream);
+      c.gather(send, recv, count, type, root, stream);
       break;
     case Collective::Scatter:
-      coll().scatter(send, recv, count, type, root, stream);
+      c.scatter(send, recv, count, type, root, stream);
       break;
     default:
       FAIL() << "not a matrix collective";
   }
   CUDA_OK(cudaStreamSynchronize(stream));
+  if (registered) {
+    if (!inPlace) c.deregisterBuffer(sendMem.ptr);
+    c.deregisterBuffer(recvMem.ptr);
+  }
 
   const uint64_t outElems = recvIsInput ? sendElems : recvElems;
   std::vector<char> got(outElems * es + kGuardBytes);
@@ -372,11 +396,11 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
 }
 
 std::string matrixName(const ::testing::TestParamInfo<MatrixParam>& info) {
-  const auto [c, t, op, size, inPlace] = info.param;
+  const auto [c, t, op, size, inPlace, registered] = info.param;
   std::string name =
       std::string(mscclpp::collectives::collectiveName(c)) + "_" + mscclpp::collectives::dataTypeName(t) + "_";
   if (reduces(c)) name += std::string(mscclpp::collectives::reduceOpName(op)) + "_";
-  return name + sizeName(size) + (inPlace ? "_inplace" : "_outofplace");
+  return name + sizeName(size) + (inPlace ? "_inplace" : "_outofplace") + (registered ? "_registered" : "");
 }
 
 std::vector<MatrixParam> matrixCases() {
@@ -398,7 +422,13 @@ std::vector<MatrixParam> matrixCases() {
                                               (type == DataType::Int8 && c == Collective::AllReduce)))) {
             continue;
           }
-          for (bool inPlace : {false, true}) cases.emplace_back(c, type, op, size, inPlace);
+          for (bool inPlace : {false, true}) {
+            cases.emplace_back(c, type, op, size, inPlace, false);
+            // Zero-copy at sizes that cover one element, a ragged tail, and several blocks.
+            if (zeroCopyCollective(c) && size != Size::Zero && size != Size::Page) {
+              cases.emplace_back(c, type, op, size, inPlace, true);
+            }
+          }
         }
       }
     }
@@ -628,6 +658,197 @@ TEST_F(CollectivesMpTest, NoDeviceMemoryGrowthOverTenThousandCalls) {
   CUDA_OK(cudaMemGetInfo(&freeAfter, &total));
   MPI_Barrier(MPI_COMM_WORLD);
   EXPECT_EQ(freeAfter, freeBefore);
+}
+
+// ---- zero-copy on registered buffers ----
+
+/// A registration of `ptr` on `c` for the scope, removed (collectively) at its end.
+struct Registration {
+  Collectives& c;
+  void* ptr;
+  Registration(Collectives& coll, void* p, size_t bytes) : c(coll), ptr(p) { c.registerBuffer(p, bytes); }
+  ~Registration() {
+    try {
+      c.deregisterBuffer(ptr);
+    } catch (const Error& e) {
+      ADD_FAILURE() << "deregisterBuffer: " << e.what();
+    }
+  }
+  Registration(const Registration&) = delete;
+  Registration& operator=(const Registration&) = delete;
+};
+
+TEST_F(CollectivesMpTest, RegisteredBuffersRunZeroCopyUnderAuto) {
+  COLL_REQUIRE_GPU();
+  const uint64_t count = (4 << 20) / 4 + 3, bytes = count * 4;
+  DeviceBytes send(bytes), recv(bytes);
+  CUDA_OK(upload(send.ptr, testInputs(DataType::Float32, rank, count, 31).data(), bytes));
+  EXPECT_EQ(coll().algorithmFor(Collective::AllReduce, bytes, true), Algorithm::ZeroCopy);
+  {
+    Registration rs(coll(), send.ptr, bytes), rr(coll(), recv.ptr, bytes);
+    coll().allReduce(send.ptr, recv.ptr, count, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream);
+    CUDA_OK(cudaStreamSynchronize(stream));
+  }
+  std::vector<float> got(count);
+  CUDA_OK(cudaMemcpy(got.data(), recv.ptr, bytes, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(got, expectedSum(nRanks, count, 31));
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST_F(CollectivesMpTest, ZeroCopyGraphReplayedAHundredTimesKeepsWorking) {
+  COLL_REQUIRE_GPU();
+  const uint64_t count = (1 << 20) + 3, bytes = count * 4;
+  DeviceBytes send(bytes), recv(bytes), gathered(bytes * nRanks);
+  CUDA_OK(upload(send.ptr, testInputs(DataType::Float32, rank, count, 17).data(), bytes));
+  Registration rs(zeroCopy(), send.ptr, bytes), rr(zeroCopy(), recv.ptr, bytes),
+      rg(zeroCopy(), gathered.ptr, bytes * nRanks);
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  zeroCopy().allReduce(send.ptr, recv.ptr, count, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream);
+  zeroCopy().allGather(send.ptr, gathered.ptr, count, DataType::Float32, stream);
+  CUDA_OK(cudaStreamEndCapture(stream, &graph));
+  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int i = 0; i < 99; ++i) CUDA_OK(cudaGraphLaunch(exec, stream));
+  CUDA_OK(cudaMemsetAsync(recv.ptr, 0, bytes, stream));
+  CUDA_OK(cudaMemsetAsync(gathered.ptr, 0, bytes * nRanks, stream));
+  CUDA_OK(cudaGraphLaunch(exec, stream));
+  CUDA_OK(cudaStreamSynchronize(stream));
+  std::vector<float> got(count);
+  CUDA_OK(cudaMemcpy(got.data(), recv.ptr, bytes, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(got, expectedSum(nRanks, count, 17));
+  std::vector<char> all(bytes * nRanks);
+  CUDA_OK(cudaMemcpy(all.data(), gathered.ptr, all.size(), cudaMemcpyDeviceToHost));
+  for (int q = 0; q < nRanks; ++q) {
+    EXPECT_EQ(std::memcmp(all.data() + q * bytes, testInputs(DataType::Float32, q, count, 17).data(), bytes), 0)
+        << "all-gather part of rank " << q;
+  }
+  (void)cudaGraphExecDestroy(exec);
+  (void)cudaGraphDestroy(graph);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Zero-copy calls between LL and staged calls of the same object, no host synchronization in between,
+// in place and out of place: a zero-copy call that wrote a peer's output before the peer's previous
+// call finished with it, or returned before every peer had written its output, leaves a wrong part.
+TEST_F(CollectivesMpTest, ZeroCopyBackToBackWithTheOtherPathsKeepsEveryResult) {
+  COLL_REQUIRE_GPU();
+  constexpr int kCalls = 24;
+  constexpr uint64_t kSeed = 400;
+  const uint64_t count = (1 << 20) / 4 + 3, bytes = count * 4;
+  auto isRegistered = [](int i) { return i % 3 != 2; };
+  auto isInPlace = [](int i) { return i % 2 == 1; };
+  DeviceBytes pool(2 * kCalls * bytes);  // one allocation: one registration covers every call's buffers
+  ASSERT_NE(pool.ptr, nullptr);
+  DeviceBytes plain(2 * kCalls * bytes);
+  ASSERT_NE(plain.ptr, nullptr);
+  DeviceBytes small(1024);
+  ASSERT_NE(small.ptr, nullptr);
+  CUDA_OK(fill(small.ptr, 0, small.bytes));
+  Registration reg(coll(), pool.ptr, pool.bytes);
+  std::vector<char*> sends(kCalls), recvs(kCalls);
+  for (int i = 0; i < kCalls; ++i) {
+    char* base = (isRegistered(i) ? pool.ptr : plain.ptr) + 2 * i * bytes;
+    recvs[i] = base;
+    sends[i] = isInPlace(i) ? base : base + bytes;
+    CUDA_OK(upload(sends[i], testInputs(DataType::Float32, rank, count, kSeed + i).data(), bytes));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (int i = 0; i < kCalls; ++i) {
+    coll().allReduce(sends[i], recvs[i], count, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream);
+    // A small (LL) call in between moves the LL epochs on and reuses the blocks' barrier counts.
+    coll().allReduce(small.ptr, small.ptr, 64, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream);
+  }
+  CUDA_OK(cudaStreamSynchronize(stream));
+  for (int i = 0; i < kCalls; ++i) {
+    std::vector<float> got(count);
+    CUDA_OK(cudaMemcpy(got.data(), recvs[i], bytes, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got, expectedSum(nRanks, count, kSeed + i))
+        << "call " << i << (isRegistered(i) ? " (zero-copy" : " (staged") << (isInPlace(i) ? ", in place)" : ")");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST_F(CollectivesMpTest, ReregisteredAfterFreeAndReallocationAtTheSameAddress) {
+  COLL_REQUIRE_GPU();
+  const uint64_t count = (2 << 20) / 4, bytes = count * 4;
+  char* buf = nullptr;
+  for (int round = 0; round < 2; ++round) {
+    CUDA_OK(cudaMalloc(&buf, bytes));
+    CUDA_OK(upload(buf, testInputs(DataType::Float32, rank, count, 50 + round).data(), bytes));
+    {
+      Registration reg(zeroCopy(), buf, bytes);
+      zeroCopy().allReduce(buf, buf, count, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream);
+      CUDA_OK(cudaStreamSynchronize(stream));
+    }
+    std::vector<float> got(count);
+    CUDA_OK(cudaMemcpy(got.data(), buf, bytes, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got, expectedSum(nRanks, count, 50 + round)) << "round " << round;
+    CUDA_OK(cudaFree(buf));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Every rank frees its registered buffer without deregistering it and allocates a new one of the same
+// size. Where the new allocation lies at the registered address, the call must refuse to run (peers
+// would write into memory that is no longer the registered buffer); elsewhere it is unregistered and
+// runs through scratch.
+TEST_F(CollectivesMpTest, BufferFreedWithoutDeregistrationIsNeverWrittenByPeers) {
+  COLL_REQUIRE_GPU();
+  const uint64_t count = (2 << 20) / 4, bytes = count * 4;
+  char* old = nullptr;
+  CUDA_OK(cudaMalloc(&old, bytes));
+  zeroCopy().registerBuffer(old, bytes);
+  CUDA_OK(cudaFree(old));
+  char* fresh = nullptr;
+  CUDA_OK(cudaMalloc(&fresh, bytes));
+  CUDA_OK(upload(fresh, testInputs(DataType::Float32, rank, count, 60).data(), bytes));
+  // The calls below are collective only if every rank's buffer took the same place.
+  const bool sameAddress = fresh == old;
+  ASSERT_TRUE(allRanks(sameAddress) || allRanks(!sameAddress)) << "ranks' allocators disagree; rerun";
+  if (sameAddress) {
+    EXPECT_THROW(zeroCopy().allReduce(fresh, fresh, count, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream),
+                 Error);
+  } else {
+    zeroCopy().allReduce(fresh, fresh, count, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream);
+    CUDA_OK(cudaStreamSynchronize(stream));
+    std::vector<float> got(count);
+    CUDA_OK(cudaMemcpy(got.data(), fresh, bytes, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got, expectedSum(nRanks, count, 60));
+  }
+  zeroCopy().deregisterBuffer(old);
+  CUDA_OK(cudaFree(fresh));
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST_F(CollectivesMpTest, RegistrationRefusedByOneRankIsRefusedByEvery) {
+  COLL_REQUIRE_GPU();
+  DeviceBytes buf(1 << 16);
+  ASSERT_NE(buf.ptr, nullptr);
+  // Rank 0 passes a null buffer: every rank must throw, and none may keep a registration.
+  EXPECT_THROW(zeroCopy().registerBuffer(rank == 0 ? nullptr : buf.ptr, buf.bytes), Error);
+  // Host memory is not device memory.
+  std::vector<char> host(64);
+  EXPECT_THROW(zeroCopy().registerBuffer(rank == nRanks - 1 ? host.data() : buf.ptr, host.size()), Error);
+  {
+    Registration reg(zeroCopy(), buf.ptr, buf.bytes);
+    EXPECT_THROW(zeroCopy().registerBuffer(buf.ptr + 64, 64), Error) << "overlaps a registration";
+  }
+  // Everything above was rolled back: the buffer registers again, and deregisters once.
+  zeroCopy().registerBuffer(buf.ptr, buf.bytes);
+  zeroCopy().deregisterBuffer(buf.ptr);
+  EXPECT_THROW(zeroCopy().deregisterBuffer(buf.ptr), Error) << "deregistered twice";
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST_F(CollectivesMpTest, DeregistrationNamingDifferentBuffersIsRefusedByEvery) {
+  COLL_REQUIRE_GPU();
+  if (nRanks < 2) GTEST_SKIP() << "needs two ranks";
+  DeviceBytes a(4096), b(4096);
+  Registration ra(zeroCopy(), a.ptr, a.bytes), rb(zeroCopy(), b.ptr, b.bytes);
+  EXPECT_THROW(zeroCopy().deregisterBuffer(rank == 0 ? a.ptr : b.ptr), Error);
+  EXPECT_THROW(zeroCopy().deregisterBuffer(rank == 0 ? a.ptr + 16 : a.ptr), Error) << "not a registered pointer";
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 TEST_F(CollectivesMpTest, BadArgumentsAreRejected) {

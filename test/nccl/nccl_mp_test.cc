@@ -10,6 +10,7 @@
 #include <mpi.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -381,6 +382,59 @@ TEST_F(NcclMpTest, RegisteredBuffersRunCollectivesAndDeregisterOnce) {
   EXPECT_EQ(ncclCommDeregister(comm, send), ncclInvalidUsage);
   NCCL_OK(ncclMemFree(send));
   NCCL_OK(ncclMemFree(recv));
+}
+
+// Both buffers as symmetric windows (nccl-tests -R 2), from ncclMemAlloc and from cudaMalloc: the
+// window registration maps them on every rank, and all-reduce, all-gather and reduce-scatter above the
+// LL sizes read and write them in place.
+TEST_F(NcclMpTest, WindowsOnBothBuffersRunZeroCopyCollectives) {
+  const size_t count = (1 << 20) + 5;
+  const size_t bytes = count * nRanks * sizeof(float);
+  for (bool fromNccl : {true, false}) {
+    void* send = nullptr;
+    void* recv = nullptr;
+    if (fromNccl) {
+      NCCL_OK(ncclMemAlloc(&send, bytes));
+      NCCL_OK(ncclMemAlloc(&recv, bytes));
+    } else {
+      CUDA_OK(cudaMalloc(&send, bytes));
+      CUDA_OK(cudaMalloc(&recv, bytes));
+    }
+    std::vector<float> mine = input(rank, count * nRanks);
+    CUDA_OK(cudaMemcpy(send, mine.data(), bytes, cudaMemcpyHostToDevice));
+    ncclWindow_t sendWin = nullptr, recvWin = nullptr;
+    NCCL_OK(ncclCommWindowRegister(comm, send, bytes, &sendWin, NCCL_WIN_COLL_SYMMETRIC));
+    NCCL_OK(ncclCommWindowRegister(comm, recv, bytes, &recvWin, NCCL_WIN_COLL_SYMMETRIC));
+
+    NCCL_OK(ncclAllReduce(send, recv, count, ncclFloat32, ncclSum, comm, stream));
+    std::vector<float> got = download(static_cast<float*>(recv), count);
+    for (size_t i = 0; i < count; ++i) {
+      float expect = 0;
+      for (int r = 0; r < nRanks; ++r) expect += value(r, i);
+      ASSERT_EQ(got[i], expect) << "all-reduce element " << i << (fromNccl ? ", ncclMemAlloc" : ", cudaMalloc");
+    }
+    NCCL_OK(ncclReduceScatter(send, recv, count, ncclFloat32, ncclMax, comm, stream));
+    got = download(static_cast<float*>(recv), count);
+    for (size_t i = 0; i < count; ++i) {
+      float expect = value(0, rank * count + i);
+      for (int r = 1; r < nRanks; ++r) expect = std::max(expect, value(r, rank * count + i));
+      ASSERT_EQ(got[i], expect) << "reduce-scatter element " << i;
+    }
+    NCCL_OK(ncclAllGather(send, recv, count, ncclFloat32, comm, stream));
+    got = download(static_cast<float*>(recv), count * nRanks);
+    for (int r = 0; r < nRanks; ++r) {
+      for (size_t i = 0; i < count; ++i) ASSERT_EQ(got[r * count + i], value(r, i)) << "all-gather from " << r;
+    }
+    NCCL_OK(ncclCommWindowDeregister(comm, sendWin));
+    NCCL_OK(ncclCommWindowDeregister(comm, recvWin));
+    if (fromNccl) {
+      NCCL_OK(ncclMemFree(send));
+      NCCL_OK(ncclMemFree(recv));
+    } else {
+      CUDA_OK(cudaFree(send));
+      CUDA_OK(cudaFree(recv));
+    }
+  }
 }
 
 TEST_F(NcclMpTest, AbortReturnsWhilePeersNeverJoinTheCollective) {

@@ -83,12 +83,12 @@ TEST(CollectivesSelection, SmallMessagesTakeLLLargeOnesStaged) {
   const Config c = resolved({}, 2);
   for (int n : {2, 3, 4, 8}) {
     const ScratchLayout l = makeScratchLayout(n, c.maxBlocks, c.llMaxBytes, c.scratchBytes);
-    EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 8, n, c, l), Algorithm::LLOneShot) << n;
-    EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 16 << 10, n, c, l), Algorithm::LLOneShot) << n;
-    EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 64 << 20, n, c, l), Algorithm::Staged) << n;
+    EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 8, n, c, l, false), Algorithm::LLOneShot) << n;
+    EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 16 << 10, n, c, l, false), Algorithm::LLOneShot) << n;
+    EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 64 << 20, n, c, l, false), Algorithm::Staged) << n;
     const size_t edge = c.llMaxBytes / (n - 1);
-    EXPECT_EQ(selectAlgorithm(Collective::AllGather, edge, n, c, l), Algorithm::LLOneShot) << n;
-    EXPECT_EQ(selectAlgorithm(Collective::AllGather, edge + 1, n, c, l), Algorithm::Staged) << n;
+    EXPECT_EQ(selectAlgorithm(Collective::AllGather, edge, n, c, l, false), Algorithm::LLOneShot) << n;
+    EXPECT_EQ(selectAlgorithm(Collective::AllGather, edge + 1, n, c, l, false), Algorithm::Staged) << n;
   }
 }
 
@@ -98,7 +98,7 @@ TEST(CollectivesSelection, CollectivesWithoutLLAlwaysStaged) {
   for (Collective coll : {Collective::Broadcast, Collective::Reduce, Collective::AllToAllv, Collective::Gather,
                           Collective::Scatter, Collective::SendRecv}) {
     EXPECT_FALSE(hasLLOneShot(coll));
-    EXPECT_EQ(selectAlgorithm(coll, 8, 4, c, l), Algorithm::Staged) << collectiveName(coll);
+    EXPECT_EQ(selectAlgorithm(coll, 8, 4, c, l, false), Algorithm::Staged) << collectiveName(coll);
   }
 }
 
@@ -106,8 +106,8 @@ TEST(CollectivesSelection, ForcedLLFallsBackWhenTheSegmentDoesNotFit) {
   const Config c = resolved({{"MSCCLPP_COLL_ALGO", "ll"}});
   const ScratchLayout l = makeScratchLayout(2, c.maxBlocks, c.llMaxBytes, c.scratchBytes);
   const size_t capacity = l.llSlotPackets * 8 * l.maxBlocks;
-  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, capacity, 2, c, l), Algorithm::LLOneShot);
-  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, capacity + 8 * l.maxBlocks, 2, c, l), Algorithm::Staged);
+  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, capacity, 2, c, l, false), Algorithm::LLOneShot);
+  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, capacity + 8 * l.maxBlocks, 2, c, l, false), Algorithm::Staged);
 }
 
 TEST(CollectivesSelection, SelectorIsAskedFirstAndAutoDefers) {
@@ -118,15 +118,58 @@ TEST(CollectivesSelection, SelectorIsAskedFirstAndAutoDefers) {
     ++asked;
     return bytes == 8 ? Algorithm::Staged : Algorithm::Auto;
   };
-  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 8, 2, c, l), Algorithm::Staged);
-  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 16, 2, c, l), Algorithm::LLOneShot);
+  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 8, 2, c, l, false), Algorithm::Staged);
+  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 16, 2, c, l, false), Algorithm::LLOneShot);
   EXPECT_EQ(asked, 2);
+}
+
+TEST(CollectivesSelection, RegisteredBuffersTakeZeroCopyAboveTheLLSizes) {
+  const Config c = resolved({}, 2);
+  for (int n : {2, 3, 4, 8}) {
+    const ScratchLayout l = makeScratchLayout(n, c.maxBlocks, c.llMaxBytes, c.scratchBytes);
+    const size_t edge = c.llMaxBytes / (n - 1);
+    for (Collective coll : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather}) {
+      EXPECT_TRUE(hasZeroCopy(coll));
+      EXPECT_EQ(selectAlgorithm(coll, edge, n, c, l, true), Algorithm::LLOneShot) << collectiveName(coll) << n;
+      EXPECT_EQ(selectAlgorithm(coll, edge + 1, n, c, l, true), Algorithm::ZeroCopy) << collectiveName(coll) << n;
+      EXPECT_EQ(selectAlgorithm(coll, 64 << 20, n, c, l, true), Algorithm::ZeroCopy) << collectiveName(coll) << n;
+      EXPECT_EQ(selectAlgorithm(coll, 64 << 20, n, c, l, false), Algorithm::Staged) << collectiveName(coll) << n;
+    }
+  }
+}
+
+TEST(CollectivesSelection, CollectivesWithoutZeroCopyStayStagedOnRegisteredBuffers) {
+  const Config c = resolved({{"MSCCLPP_COLL_ALGO", "zerocopy"}});
+  const ScratchLayout l = makeScratchLayout(4, c.maxBlocks, c.llMaxBytes, c.scratchBytes);
+  for (Collective coll : {Collective::Broadcast, Collective::Reduce, Collective::AllToAll, Collective::AllToAllv,
+                          Collective::Gather, Collective::Scatter, Collective::SendRecv}) {
+    EXPECT_FALSE(hasZeroCopy(coll));
+    EXPECT_EQ(selectAlgorithm(coll, 1 << 20, 4, c, l, true), Algorithm::Staged) << collectiveName(coll);
+  }
+}
+
+TEST(CollectivesSelection, ForcedZeroCopyNeedsRegisteredBuffers) {
+  const Config c = resolved({{"MSCCLPP_COLL_ALGO", "zerocopy"}});
+  EXPECT_EQ(c.forceAlgorithm, Algorithm::ZeroCopy);
+  const ScratchLayout l = makeScratchLayout(2, c.maxBlocks, c.llMaxBytes, c.scratchBytes);
+  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 8, 2, c, l, true), Algorithm::ZeroCopy) << "forced at any size";
+  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 8, 2, c, l, false), Algorithm::Staged);
+  EXPECT_EQ(selectAlgorithm(Collective::AllGather, 64 << 20, 2, c, l, false), Algorithm::Staged);
+}
+
+TEST(CollectivesSelection, ForcedStagedOrLLWinsOverRegistration) {
+  const Config staged = resolved({{"MSCCLPP_COLL_ALGO", "staged"}});
+  const ScratchLayout l = makeScratchLayout(2, staged.maxBlocks, staged.llMaxBytes, staged.scratchBytes);
+  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 64 << 20, 2, staged, l, true), Algorithm::Staged);
+  const Config ll = resolved({{"MSCCLPP_COLL_ALGO", "ll"}});
+  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 4096, 2, ll, l, true), Algorithm::LLOneShot);
 }
 
 TEST(CollectivesSelection, OneRankIsStaged) {
   const Config c = resolved();
   const ScratchLayout l = makeScratchLayout(1, c.maxBlocks, c.llMaxBytes, c.scratchBytes);
-  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 8, 1, c, l), Algorithm::Staged);
+  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 8, 1, c, l, false), Algorithm::Staged);
+  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 64 << 20, 1, c, l, true), Algorithm::Staged);
 }
 
 // ---- tiling ----

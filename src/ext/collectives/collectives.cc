@@ -3,7 +3,8 @@
 
 // The host side of Collectives: setup at construction (scratch registered and mapped by every peer,
 // counters), argument checks, the choice of algorithm and the launch. No call after construction
-// allocates, registers or talks to a peer's host, except registerBuffer/deregisterBuffer.
+// allocates, registers or talks to a peer's host, except registerBuffer/deregisterBuffer
+// (registry.hpp).
 
 #include <algorithm>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include "common/identity.hpp"
 #include "common/logger.hpp"
 #include "ext/collectives/kernels.hpp"
+#include "ext/collectives/registry.hpp"
 #include "ext/collectives/selection.hpp"
 
 namespace mscclpp {
@@ -26,6 +28,8 @@ namespace {
 
 /// The Communicator tag of the collectives' setup messages, apart from tag 0 that users start with.
 constexpr int kSetupTag = 0x436f6c6c;
+/// The Communicator tag of the memory exchange of registerBuffer.
+constexpr int kRegisterTag = kSetupTag + 1;
 
 /// What every rank tells the others at construction.
 struct RankInfo {
@@ -33,7 +37,16 @@ struct RankInfo {
   uint64_t gpuHash;
 };
 
+std::shared_ptr<Communicator> nonNull(std::shared_ptr<Communicator> comm) {
+  MSCCLPP_CHECK_USAGE(comm != nullptr, "Collectives: null communicator");
+  return comm;
+}
+
 bool elementAligned(const void* ptr, size_t elemSize) { return (reinterpret_cast<uintptr_t>(ptr) % elemSize) == 0; }
+
+/// Whether a reduction can run zero-copy: every kind but PreMulSum, whose scalar each rank applies to its
+/// own input and which the owner of a chunk, reducing every rank's input, does not have.
+bool zeroCopyReduces(const ReduceOp& op) { return op.kind != ReduceOp::Kind::PreMulSum; }
 
 }  // namespace
 
@@ -124,6 +137,7 @@ struct Collectives::Impl {
   std::shared_ptr<uint64_t> barrierCounts;
   std::shared_ptr<uint64_t> llEpochs;
   DeviceState dev;
+  BufferRegistry registry;
   bool inGroup = false;
   std::vector<P2POp> group;
   cudaStream_t groupStream = nullptr;
@@ -143,9 +157,11 @@ struct Collectives::Impl {
   void checkRoot(int root, const char* what) const {
     MSCCLPP_CHECK_USAGE(root >= 0 && root < nRanks, what, ": root ", root, " out of [0, ", nRanks, ")");
   }
-  Algorithm choose(Collective collective, size_t segBytes) const {
-    return selectAlgorithm(collective, segBytes, nRanks, config, layout);
+  Algorithm choose(Collective collective, size_t segBytes, bool registered = false) const {
+    return selectAlgorithm(collective, segBytes, nRanks, config, layout, registered);
   }
+  /// Whether [ptr, ptr + bytes) lies in a registration; fills `view` with every rank's pointer then.
+  bool registered(const void* ptr, size_t bytes, PeerBuffers& view) const { return registry.find(ptr, bytes, view); }
   void copyLocal(void* dst, const void* src, size_t bytes, cudaStream_t stream) const {
     if (bytes == 0 || dst == src) return;
     MSCCLPP_CUDATHROW(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
@@ -163,8 +179,8 @@ struct Collectives::Impl {
   }
 };
 
-Collectives::Impl::Impl(std::shared_ptr<Communicator> c, const Config& requested) : comm(std::move(c)), scratch(0) {
-  MSCCLPP_CHECK_USAGE(comm != nullptr, "Collectives: null communicator");
+Collectives::Impl::Impl(std::shared_ptr<Communicator> c, const Config& requested)
+    : comm(nonNull(std::move(c))), scratch(0), registry(comm, kRegisterTag) {
   std::shared_ptr<Bootstrap> bootstrap = comm->bootstrap();
   rank = bootstrap->getRank();
   nRanks = bootstrap->getNranks();
@@ -233,8 +249,8 @@ int Collectives::rank() const { return pimpl_->rank; }
 int Collectives::nRanks() const { return pimpl_->nRanks; }
 const Config& Collectives::config() const { return pimpl_->config; }
 
-Algorithm Collectives::algorithmFor(Collective collective, size_t bytes) const {
-  return pimpl_->choose(collective, bytes);
+Algorithm Collectives::algorithmFor(Collective collective, size_t bytes, bool registered) const {
+  return pimpl_->choose(collective, bytes, registered);
 }
 
 void Collectives::allReduce(const void* send, void* recv, size_t count, DataType type, const ReduceOp& op,
@@ -246,8 +262,13 @@ void Collectives::allReduce(const void* send, void* recv, size_t count, DataType
   m.checkBuffer(recv, bytes, type, "allReduce recv");
   const ReduceSpec spec = makeReduceSpec(op, type);
   if (count == 0) return;
-  if (m.choose(Collective::AllReduce, bytes) == Algorithm::LLOneShot) {
+  PeerBuffers in, out;
+  const bool registered = zeroCopyReduces(op) && m.registered(send, bytes, in) && m.registered(recv, bytes, out);
+  const Algorithm algorithm = m.choose(Collective::AllReduce, bytes, registered);
+  if (algorithm == Algorithm::LLOneShot) {
     launchLLAllReduce(m.dev, send, recv, count, type, spec, stream);
+  } else if (algorithm == Algorithm::ZeroCopy) {
+    launchZeroCopyAllReduce(m.dev, in, out, count, type, spec, stream);
   } else {
     launchStagedAllReduce(m.dev, send, recv, count, type, spec, stream);
   }
@@ -262,8 +283,13 @@ void Collectives::reduceScatter(const void* send, void* recv, size_t count, Data
   m.checkBuffer(recv, bytes, type, "reduceScatter recv");
   const ReduceSpec spec = makeReduceSpec(op, type);
   if (count == 0) return;
-  if (m.choose(Collective::ReduceScatter, bytes) == Algorithm::LLOneShot) {
+  PeerBuffers in;
+  const bool registered = zeroCopyReduces(op) && m.registered(send, bytes * m.nRanks, in);
+  const Algorithm algorithm = m.choose(Collective::ReduceScatter, bytes, registered);
+  if (algorithm == Algorithm::LLOneShot) {
     launchLLReduceScatter(m.dev, send, recv, count, type, spec, stream);
+  } else if (algorithm == Algorithm::ZeroCopy) {
+    launchZeroCopyReduceScatter(m.dev, in, recv, count, type, spec, stream);
   } else {
     launchStagedReduceScatter(m.dev, send, recv, count, type, spec, stream);
   }
@@ -290,8 +316,15 @@ void Collectives::allGather(const void* send, void* recv, size_t count, DataType
   m.checkBuffer(recv, bytes * m.nRanks, type, "allGather recv");
   if (count == 0) return;
   char* out = static_cast<char*>(recv);
-  if (m.choose(Collective::AllGather, bytes) == Algorithm::LLOneShot) {
+  PeerBuffers outs;
+  const bool registered = m.registered(recv, bytes * m.nRanks, outs);
+  const Algorithm algorithm = m.choose(Collective::AllGather, bytes, registered);
+  if (algorithm == Algorithm::LLOneShot) {
     launchLLAllGather(m.dev, send, recv, bytes, stream);
+    return;
+  }
+  if (algorithm == Algorithm::ZeroCopy) {
+    launchZeroCopyAllGather(m.dev, send, outs, bytes, stream);
     return;
   }
   m.copyLocal(out + m.rank * bytes, send, bytes, stream);
@@ -483,12 +516,15 @@ void Collectives::recv(void* buf, size_t count, DataType type, int peer, cudaStr
 }
 
 void Collectives::registerBuffer(void* ptr, size_t bytes) {
-  MSCCLPP_THROW(InvalidUsage, "registerBuffer: zero-copy registration is not implemented yet (", ptr, ", ", bytes,
-                " bytes); unregistered buffers work through scratch");
+  Impl& m = *pimpl_;
+  m.checkNotInGroup("registerBuffer");
+  m.registry.add(ptr, bytes);
 }
 
 void Collectives::deregisterBuffer(void* ptr) {
-  MSCCLPP_THROW(InvalidUsage, "deregisterBuffer: ", ptr, " was never registered (registration is not implemented)");
+  Impl& m = *pimpl_;
+  m.checkNotInGroup("deregisterBuffer");
+  m.registry.remove(ptr);
 }
 
 }  // namespace collectives

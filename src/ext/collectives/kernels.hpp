@@ -3,7 +3,8 @@
 
 // What the host passes to the collective kernels, and the launchers, one family per file:
 // ll_one_shot.cu (LL packets, all pairs), staged.cu (reductions through scratch in barrier-separated
-// rounds) and pairwise.cu (data movement between pairs of ranks through scratch). Everything a
+// rounds), pairwise.cu (data movement between pairs of ranks through scratch) and zero_copy.cu
+// (registered buffers read and written in place). Everything a
 // kernel needs travels in its parameters, so a captured graph holds no pointer into host memory.
 
 #ifndef MSCCLPP_EXT_COLLECTIVES_KERNELS_HPP_
@@ -65,6 +66,21 @@ void launchStagedReduceScatter(const DeviceState& s, const void* send, void* rec
                                const ReduceSpec& op, cudaStream_t stream);
 void launchStagedReduce(const DeviceState& s, const void* send, void* recv, uint64_t count, DataType type,
                         const ReduceSpec& op, int root, cudaStream_t stream);
+
+/// One user buffer as every rank sees it: ptr[q] is rank q's buffer, mapped into this process
+/// (this rank's own at [rank]). Filled from a registration (registry.hpp).
+struct PeerBuffers {
+  char* ptr[kMaxRanks] = {};
+};
+
+// Zero-copy on registered buffers (zero_copy.cu). `in` and `out` are the send and recv buffers of
+// every rank; all-gather reads only this rank's `send`, reduce-scatter writes only this rank's `recv`.
+void launchZeroCopyAllReduce(const DeviceState& s, const PeerBuffers& in, const PeerBuffers& out, uint64_t count,
+                             DataType type, const ReduceSpec& op, cudaStream_t stream);
+void launchZeroCopyReduceScatter(const DeviceState& s, const PeerBuffers& in, void* recv, uint64_t count, DataType type,
+                                 const ReduceSpec& op, cudaStream_t stream);
+void launchZeroCopyAllGather(const DeviceState& s, const void* send, const PeerBuffers& out, uint64_t segBytes,
+                             cudaStream_t stream);
 
 /// One transfer between this rank and `peer`: up to sendBytes from `send` to the peer and up to
 /// recvBytes from the peer into `recv`. The i-th entry with a peer pairs with the peer's i-th entry

@@ -31,6 +31,8 @@ constexpr int kBlockThreads = 512;
 constexpr uint64_t kLLPacketsPerBlock = 2 * kBlockThreads;
 /// Staged paths aim at this many bytes per block before they add blocks.
 constexpr uint64_t kStagedBytesPerBlock = 32 << 10;
+/// Zero-copy paths aim at this many bytes of a rank's part per block before they add blocks.
+constexpr uint64_t kZeroCopyBytesPerBlock = 64 << 10;
 
 struct ScratchLayout {
   int nRanks = 0;

@@ -51,7 +51,8 @@ Algorithm parseAlgorithm(const char* name, const char* text) {
   if (value == "auto" || value.empty()) return Algorithm::Auto;
   if (value == "ll") return Algorithm::LLOneShot;
   if (value == "staged") return Algorithm::Staged;
-  MSCCLPP_THROW(InvalidUsage, name, "='", text, "' is not one of auto, ll, staged");
+  if (value == "zerocopy") return Algorithm::ZeroCopy;
+  MSCCLPP_THROW(InvalidUsage, name, "='", text, "' is not one of auto, ll, staged, zerocopy");
 }
 
 }  // namespace
@@ -101,21 +102,46 @@ bool hasLLOneShot(Collective collective) {
   return false;
 }
 
+bool hasZeroCopy(Collective collective) {
+  switch (collective) {
+    case Collective::AllReduce:
+    case Collective::AllGather:
+    case Collective::ReduceScatter:
+      return true;
+    case Collective::Broadcast:
+    case Collective::Reduce:
+    case Collective::AllToAll:
+    case Collective::AllToAllv:
+    case Collective::Gather:
+    case Collective::Scatter:
+    case Collective::SendRecv:
+      return false;
+  }
+  return false;
+}
+
 Algorithm selectAlgorithm(Collective collective, size_t segBytes, int nRanks, const Config& config,
-                          const ScratchLayout& layout) {
-  if (!hasLLOneShot(collective) || nRanks < 2) return Algorithm::Staged;
+                          const ScratchLayout& layout, bool registered) {
+  if (nRanks < 2) return Algorithm::Staged;
+  const bool zeroCopy = registered && hasZeroCopy(collective);
   const PacketTiling tiling = makePacketTiling(segBytes, layout.maxBlocks, kLLPacketsPerBlock);
-  const bool fits = tiling.packetsPerBlock <= layout.llSlotPackets;
+  const bool llFits = hasLLOneShot(collective) && tiling.packetsPerBlock <= layout.llSlotPackets;
   Algorithm wanted = Algorithm::Auto;
   if (config.selector) wanted = config.selector(collective, segBytes, nRanks);
   if (wanted == Algorithm::Auto) wanted = config.forceAlgorithm;
   if (wanted == Algorithm::Auto) {
     // One-shot sends the whole segment to every peer as packets of twice its size, so its traffic
-    // grows with the peer count: it wins while that traffic costs less than the staged path's two
-    // barrier hops.
-    wanted = segBytes * static_cast<size_t>(nRanks - 1) <= config.llMaxBytes ? Algorithm::LLOneShot : Algorithm::Staged;
+    // grows with the peer count: it wins while that traffic costs less than two barrier hops. Above
+    // that, registered buffers save the copies through scratch.
+    const bool small = segBytes * static_cast<size_t>(nRanks - 1) <= config.llMaxBytes;
+    if (small && hasLLOneShot(collective)) {
+      wanted = Algorithm::LLOneShot;
+    } else {
+      wanted = zeroCopy ? Algorithm::ZeroCopy : Algorithm::Staged;
+    }
   }
-  if (wanted == Algorithm::LLOneShot && !fits) return Algorithm::Staged;
+  if (wanted == Algorithm::LLOneShot && !llFits) return Algorithm::Staged;
+  if (wanted == Algorithm::ZeroCopy && !zeroCopy) return Algorithm::Staged;
   return wanted;
 }
 

@@ -35,11 +35,16 @@ Config resolveConfig(const Config& config, int ranksPerGpu, const EnvLookup& loo
 /// Whether `collective` has an LL one-shot variant (all-pairs, both directions in every call).
 bool hasLLOneShot(Collective collective);
 
+/// Whether `collective` has a zero-copy variant for registered buffers.
+bool hasZeroCopy(Collective collective);
+
 /// The algorithm for a call of `collective` whose per-pair segment is `segmentBytes`, among `nRanks`
-/// ranks, under a resolved `config` and a scratch of `layout`. A forced LL falls back to Staged
-/// where the collective has no LL variant or the segment does not fit the LL slots.
+/// ranks, under a resolved `config` and a scratch of `layout`; `registered` says whether the call's
+/// buffers lie in registrations that allow ZeroCopy. A forced LL falls back to Staged where the
+/// collective has no LL variant or the segment does not fit the LL slots; a forced ZeroCopy does where
+/// the collective has no zero-copy variant or the buffers are not registered.
 Algorithm selectAlgorithm(Collective collective, size_t segmentBytes, int nRanks, const Config& config,
-                          const ScratchLayout& layout);
+                          const ScratchLayout& layout, bool registered);
 
 }  // namespace collectives
 }  // namespace mscclpp

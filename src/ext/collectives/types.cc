@@ -156,6 +156,8 @@ const char* algorithmName(Algorithm algorithm) {
       return "ll";
     case Algorithm::Staged:
       return "staged";
+    case Algorithm::ZeroCopy:
+      return "zerocopy";
   }
   return "unknown";
 }

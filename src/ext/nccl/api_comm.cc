@@ -187,7 +187,13 @@ ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, nc
           callReal(comm, call, &RealNccl::CommWindowRegister, comm->real, buff, size, &realWindow, winFlags);
       if (res != ncclSuccess) return res;
     }
-    *win = mscclpp::nccl::registerBuffer(comm, Kind::Window, buff, size, realWindow);
+    try {
+      *win = mscclpp::nccl::registerBuffer(comm, Kind::Window, buff, size, realWindow);
+    } catch (...) {
+      // Ours refused the window: the real NCCL's must not outlive the failed call.
+      if (realWindow != nullptr) (void)comm->realLib->CommWindowDeregister(comm->real, realWindow);
+      throw;
+    }
     return ncclSuccess;
   });
 }

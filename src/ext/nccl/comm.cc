@@ -177,12 +177,16 @@ void reportRealFailure(ncclComm* comm, const char* call, ncclResult_t result) {
        concat("the NCCL at ", lib.path, " returned ", lib.GetErrorString(result), ": ", lib.GetLastError(comm->real)));
 }
 
-// Registration only records the buffer for now: our collectives read and write registered buffers
-// through their scratch, as any other buffer, until the collectives register buffers for zero-copy
-// access. Then a window (registered collectively, like NCCL's) is also registered with
-// comm->collectives here, and deregistered in deregisterBuffer.
+// A window (ncclCommWindowRegister, collective in NCCL too) is registered with our collectives, which
+// map it on every rank so that all-reduce, reduce-scatter and all-gather on it run zero-copy. A local
+// registration (ncclCommRegister) is only recorded: NCCL makes it without talking to the other ranks,
+// and callers (PyTorch's allocator hook among them) register on one rank at a time, so it cannot start
+// an exchange every rank must join.
 ncclWindow_vidmem* registerBuffer(ncclComm* comm, ncclWindow_vidmem::Kind kind, void* buff, size_t size,
                                   void* realHandle) {
+  if (kind == ncclWindow_vidmem::Kind::Window && comm->collectives != nullptr) {
+    comm->collectives->registerBuffer(buff, size);
+  }
   auto registration = std::make_unique<ncclWindow_vidmem>(ncclWindow_vidmem{kind, buff, size, realHandle});
   ncclWindow_vidmem* handle = registration.get();
   std::lock_guard<std::mutex> lock(comm->mutex);
@@ -191,15 +195,26 @@ ncclWindow_vidmem* registerBuffer(ncclComm* comm, ncclWindow_vidmem::Kind kind, 
 }
 
 std::unique_ptr<ncclWindow_vidmem> deregisterBuffer(ncclComm* comm, const void* handle, ncclWindow_vidmem::Kind kind) {
+  void* buff = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(comm->mutex);
+    auto it = comm->registrations.find(handle);
+    MSCCLPP_CHECK_USAGE(it != comm->registrations.end(), handle,
+                        " is not a registration of this communicator (deregistered already, made on another "
+                        "communicator, or not a handle)");
+    MSCCLPP_CHECK_USAGE(it->second->kind == kind, handle,
+                        kind == ncclWindow_vidmem::Kind::Window
+                            ? " was made by ncclCommRegister: deregister it with ncclCommDeregister"
+                            : " is a window of ncclCommWindowRegister: deregister it with ncclCommWindowDeregister");
+    buff = it->second->buff;
+  }
+  // The collective step first: when it fails the registration stays, usable and deregistrable.
+  if (kind == ncclWindow_vidmem::Kind::Window && comm->collectives != nullptr) {
+    comm->collectives->deregisterBuffer(buff);
+  }
   std::lock_guard<std::mutex> lock(comm->mutex);
   auto it = comm->registrations.find(handle);
-  MSCCLPP_CHECK_USAGE(it != comm->registrations.end(), handle,
-                      " is not a registration of this communicator (deregistered already, made on another "
-                      "communicator, or not a handle)");
-  MSCCLPP_CHECK_USAGE(it->second->kind == kind, handle,
-                      kind == ncclWindow_vidmem::Kind::Window
-                          ? " was made by ncclCommRegister: deregister it with ncclCommDeregister"
-                          : " is a window of ncclCommWindowRegister: deregister it with ncclCommWindowDeregister");
+  MSCCLPP_CHECK_USAGE(it != comm->registrations.end(), handle, " was deregistered by another thread meanwhile");
   std::unique_ptr<ncclWindow_vidmem> registration = std::move(it->second);
   comm->registrations.erase(it);
   return registration;

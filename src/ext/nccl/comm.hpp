@@ -149,14 +149,17 @@ ncclResult_t callReal(ncclComm* comm, const char* call, ncclResult_t (*RealNccl:
   return result;
 }
 
-/// Records [buff, buff + size) as registered on `comm` and returns the handle, owned by `comm`.
+/// Records [buff, buff + size) as registered on `comm` and returns the handle, owned by `comm`. A
+/// window is registered with comm->collectives first (collective: every rank calls it), which throws
+/// Error(InvalidUsage) on every rank, recording nothing, when a rank's buffer cannot be registered.
 /// `realHandle` is the real NCCL's registration of the same buffer, or null.
 ncclWindow_vidmem* registerBuffer(ncclComm* comm, ncclWindow_vidmem::Kind kind, void* buff, size_t size,
                                   void* realHandle);
 
 /// Takes the registration `handle` of `kind` off `comm` and hands it to the caller. Throws
 /// Error(InvalidUsage) if `handle` is not a live registration of that kind on `comm` (deregistered
-/// already, another communicator's, or not a handle at all); nothing is dereferenced before that.
+/// already, another communicator's, or not a handle at all); nothing is dereferenced before that. A
+/// window is deregistered from comm->collectives (collective) before the record goes.
 std::unique_ptr<ncclWindow_vidmem> deregisterBuffer(ncclComm* comm, const void* handle, ncclWindow_vidmem::Kind kind);
 
 }  // namespace mscclpp::nccl

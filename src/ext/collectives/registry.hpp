@@ -1,0 +1,93 @@
+// Copyright (c) 2026 The libmscclpp authors
+// SPDX-License-Identifier: MIT
+
+// User buffers registered for zero-copy collectives: each registration maps every rank's buffer into
+// every rank's process, so that a kernel reads and writes peers' buffers in place (zero_copy.cu).
+//
+// Choices, and why:
+// - Registration and deregistration are collective and ordered, like NCCL's window registration: every
+//   rank runs the same registrations in the same order, so the tables of all ranks hold the same
+//   entries. Each call first gathers every rank's verdict on its own arguments; when one rank refuses,
+//   every rank throws and the tables stay as they were.
+// - Agreement per call without a round trip: a call finds its buffers in its own table only. Every rank
+//   must pass buffers of the same registration at the same offset from the registered pointer (NCCL's
+//   rule for symmetric windows): then every rank finds the same entry and takes the same path, and a
+//   peer's buffer is the peer's registered pointer plus that offset.
+// - The allocation's identity (its address range and, where the driver has one, its buffer id, which
+//   is never reused within a process) is recorded at registration and checked at every call that finds
+//   the buffer. A registered buffer freed without deregistration, even if a new
+//   allocation now sits at the same address, makes that call throw Error(InvalidUsage) on its owner
+//   instead of letting peers write into memory the owner has handed out again.
+// - Deregistration synchronizes this rank's device and then meets every rank before any mapping is
+//   released, so no kernel of any rank still uses the buffer when its owner may free it.
+
+#ifndef MSCCLPP_EXT_COLLECTIVES_REGISTRY_HPP_
+#define MSCCLPP_EXT_COLLECTIVES_REGISTRY_HPP_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mscclpp/core.hpp>
+#include <vector>
+
+#include "ext/collectives/kernels.hpp"
+
+namespace mscclpp {
+namespace collectives {
+
+class BufferRegistry {
+ public:
+  /// Registrations over `comm`, whose bootstrap gathers verdicts; `tag` is the Communicator tag of the
+  /// memory exchange.
+  BufferRegistry(std::shared_ptr<Communicator> comm, int tag);
+
+  /// Collective: registers [ptr, ptr + bytes) of every rank. Throws Error(InvalidUsage) on every rank
+  /// when any rank's buffer is null, empty, not device memory of this GPU, or overlaps a registration.
+  void add(void* ptr, size_t bytes);
+
+  /// Collective: removes the registration whose registered pointer is `ptr`. Throws Error(InvalidUsage)
+  /// on every rank when any rank names no registration or ranks name different ones.
+  void remove(void* ptr);
+
+  /// When [ptr, ptr + bytes) lies inside one registration: fills `view` with every rank's pointer at the
+  /// same offset and returns true. Throws Error(InvalidUsage) when the registered allocation was freed.
+  bool find(const void* ptr, size_t bytes, PeerBuffers& view) const;
+
+  /// Number of registrations.
+  size_t size() const { return entries_.size(); }
+
+  /// What identifies the allocation holding a pointer; size 0 when the driver does not know it.
+  struct Identity {
+    unsigned long long bufferId = 0;
+    uintptr_t base = 0;
+    size_t size = 0;
+    bool operator==(const Identity& o) const { return bufferId == o.bufferId && base == o.base && size == o.size; }
+  };
+  static Identity identityOf(const void* ptr);
+
+ private:
+  struct Entry {
+    size_t bytes = 0;
+    uint64_t serial = 0;  // the registration's place in the sequence, the same on every rank
+    Identity allocation;
+    RegisteredMemory local;
+    std::vector<RegisteredMemory> peers;  // by rank; empty at this rank
+    PeerBuffers starts;                   // every rank's registered pointer, mapped here
+  };
+
+  /// Every rank's `mine`, gathered over the bootstrap.
+  std::vector<int64_t> gather(int64_t mine) const;
+
+  std::shared_ptr<Communicator> comm_;
+  int tag_;
+  int rank_;
+  int nRanks_;
+  uint64_t nextSerial_ = 0;
+  std::map<uintptr_t, Entry> entries_;  // by registered pointer
+};
+
+}  // namespace collectives
+}  // namespace mscclpp
+
+#endif  // MSCCLPP_EXT_COLLECTIVES_REGISTRY_HPP_
