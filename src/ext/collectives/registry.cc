@@ -68,7 +68,8 @@ void BufferRegistry::add(void* ptr, size_t bytes) {
   if (why.empty()) {
     auto next = entries_.lower_bound(start);
     const bool overlapsNext = next != entries_.end() && next->first < start + bytes;
-    const bool overlapsPrevious = next != entries_.begin() && std::prev(next)->first + std::prev(next)->second.bytes > start;
+    const bool overlapsPrevious =
+        next != entries_.begin() && std::prev(next)->first + std::prev(next)->second.bytes > start;
     if (overlapsNext || overlapsPrevious) why = "the buffer overlaps a registered one";
   }
   const std::vector<int64_t> verdicts = gather(why.empty() ? 1 : 0);

@@ -181,8 +181,8 @@ void launchZeroCopyAllReduce(const DeviceState& s, const PeerBuffers& in, const 
   MSCCLPP_COLL_DISPATCH(runAllReduce, type, op.kind, s, in, out, count, op, stream);
 }
 
-void launchZeroCopyReduceScatter(const DeviceState& s, const PeerBuffers& in, void* recv, uint64_t count,
-                                 DataType type, const ReduceSpec& op, cudaStream_t stream) {
+void launchZeroCopyReduceScatter(const DeviceState& s, const PeerBuffers& in, void* recv, uint64_t count, DataType type,
+                                 const ReduceSpec& op, cudaStream_t stream) {
   MSCCLPP_COLL_DISPATCH(runReduceScatter, type, op.kind, s, in, recv, count, op, stream);
 }
 
