@@ -14,7 +14,10 @@
 //
 // Options: -b minBytes -e maxBytes -f factor -n iters -w warmup -c check(0/1) -G graphLaunches
 // (0: eager; N: the iters calls are captured into one graph launched N times) -o op -d type -r root
-// -z blocking(0/1: synchronize after every call) -g gpusPerRank (must be 1) -C collective|all.
+// -z blocking(0/1: synchronize after every call) -g gpusPerRank (must be 1) -C collective|all
+// -R register(0/1, default 1: the send and receive buffers of each size are registered with
+// Collectives::registerBuffer, so that the zero-copy algorithms can run, as MSCCL++'s benchmark
+// registers its buffers; 0 measures unregistered buffers). The header says which.
 
 #include <mpi.h>
 
@@ -52,7 +55,7 @@ namespace {
 struct Options {
   size_t minBytes = 32 << 20, maxBytes = 32 << 20;
   double factor = 2;
-  int iters = 20, warmup = 5, check = 1, graphLaunches = 0, root = 0, blocking = 0, gpus = 1;
+  int iters = 20, warmup = 5, check = 1, graphLaunches = 0, root = 0, blocking = 0, gpus = 1, registered = 1;
   ReduceOp::Kind op = ReduceOp::Kind::Sum;
   DataType type = DataType::Float32;
   std::string coll = "allreduce";
@@ -133,6 +136,8 @@ Options parse(int argc, char** argv, int rank) {
       o.blocking = std::atoi(need());
     else if (a == "-g")
       o.gpus = std::atoi(need());
+    else if (a == "-R")
+      o.registered = std::atoi(need());
     else if (a == "-C")
       o.coll = need();
     else if (a == "-d") {
@@ -468,7 +473,8 @@ struct Bench {
     const size_t es = mscclpp::collectives::dataTypeSize(o.type);
     const ReduceOp::Kind shownOp = ci.reduces ? o.op : ReduceOp::Kind::Sum;
     if (rank == 0) {
-      std::printf("#\n# %s, %d ranks, %s mode\n", ci.name, nRanks, o.graphLaunches > 0 ? "CUDA graph" : "eager");
+      std::printf("#\n# %s, %d ranks, %s mode, %s buffers\n", ci.name, nRanks,
+                  o.graphLaunches > 0 ? "CUDA graph" : "eager", o.registered ? "registered" : "unregistered");
       std::printf("# floors: flag hop %.2f us, empty graph kernel %.2f us, copy bandwidth per rank %.1f GB/s\n", hopUs,
                   kernelUs, copyBw / 1e9);
       std::printf("#%11s %12s %8s %9s %5s | %9s %7s %7s %6s %9s %6s | %9s %7s %7s %6s %9s %6s\n", "size", "count",
@@ -489,6 +495,10 @@ struct Bench {
       const size_t sendBytes = std::max<size_t>(s.sendElems * es, 1), recvBytes = std::max<size_t>(s.recvElems * es, 1);
       BENCH_CUDA(cudaMalloc(&sendBuf, sendBytes));
       BENCH_CUDA(cudaMalloc(&recvBuf, std::max(recvBytes, sendBytes)));
+      if (o.registered) {
+        coll->registerBuffer(sendBuf, sendBytes);
+        coll->registerBuffer(recvBuf, std::max(recvBytes, sendBytes));
+      }
       const double latencyFloor = hopUs + kernelUs;
       const double bandwidthFloor = s.floorBytes / copyBw * 1e6;
       const double floorUs = std::max(latencyFloor, bandwidthFloor);
@@ -521,6 +531,10 @@ struct Bench {
           bad[inPlace] = -1;
         }
         t[inPlace] = time(ci, s, send, recv, op);
+      }
+      if (o.registered) {
+        coll->deregisterBuffer(sendBuf);
+        coll->deregisterBuffer(recvBuf);
       }
       (void)cudaFree(sendBuf);
       (void)cudaFree(recvBuf);
