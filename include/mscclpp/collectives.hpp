@@ -117,11 +117,14 @@ const char* collectiveName(Collective collective);
 ///   one store); each rank combines what it received. One hop, no barrier: for small messages.
 /// - Staged: data moves through the peers' registered scratch in rounds separated by flag barriers,
 ///   chunked to the scratch size; every collective has it, and it handles any size.
+/// - LLTwoShot: all-reduce only. Each rank sends chunk p of its input to rank p as LL packets; rank p
+///   reduces its chunk and sends the result to every rank as LL packets. No barrier: for the sizes
+///   between one-shot and the bandwidth paths (up to 2 MiB).
 /// - ZeroCopy: all-reduce, reduce-scatter and all-gather on buffers registered with registerBuffer:
 ///   the kernel reads the peers' inputs and writes the peers' outputs in place, with no scratch (the
 ///   all-reduce in one pass: each rank reduces its chunk of every input and stores it into every
 ///   output). Not for PreMulSum. Asked for on unregistered buffers, the call runs Staged.
-enum class Algorithm : int { Auto, LLOneShot, Staged, ZeroCopy };
+enum class Algorithm : int { Auto, LLOneShot, Staged, ZeroCopy, LLTwoShot };
 
 const char* algorithmName(Algorithm algorithm);
 
@@ -136,7 +139,7 @@ struct Config {
   /// Largest message (bytes per rank's contribution) the LL one-shot path takes under Auto
   /// (MSCCLPP_COLL_LL_MAX_BYTES).
   size_t llMaxBytes = 0;
-  /// Forces one algorithm for every collective that has it (MSCCLPP_COLL_ALGO=ll|staged|zerocopy).
+  /// Forces one algorithm for every collective that has it (MSCCLPP_COLL_ALGO=ll|ll2|staged|zerocopy).
   Algorithm forceAlgorithm = Algorithm::Auto;
   /// When set, asked first for every call with the collective, the per-pair segment bytes and the
   /// rank count; returning Auto leaves the choice to the table. Must answer the same on every rank.

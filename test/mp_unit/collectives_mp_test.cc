@@ -8,8 +8,9 @@
 // for floating types; results that every rank holds must be bit-identical across ranks. Then CUDA
 // graph capture and replay, 32 calls back to back at 1 MiB + 3 elements, two objects in flight on
 // two streams, send/recv groups, no growth of device memory over 10,000 calls, and the rejection of
-// bad arguments. The zero-copy collectives run the matrix too, on registered buffers (an object that
-// forces ZeroCopy, so every size takes it), and have their own tests: graphs, back-to-back calls mixed
+// bad arguments. Each algorithm that Auto does not reach at every size runs the matrix too through an
+// object that forces it: zero-copy on registered buffers, two-shot LL and staged all-reduce. Zero-copy
+// has its own tests as well: graphs, back-to-back calls mixed
 // with the other paths, a buffer freed and reallocated, and registrations refused on every rank. Inputs are uploaded in
 // the order of the stream the collectives run on (upload()).
 
@@ -64,6 +65,8 @@ struct Shared {
   std::unique_ptr<Collectives> coll;
   std::unique_ptr<Collectives> second;    // for two collectives in flight
   std::unique_ptr<Collectives> zeroCopy;  // forces ZeroCopy wherever the buffers are registered
+  std::unique_ptr<Collectives> twoShot;   // forces LLTwoShot (all-reduce)
+  std::unique_ptr<Collectives> staged;    // forces Staged
 };
 Shared& shared() {
   static Shared s;
@@ -76,6 +79,8 @@ class SharedTeardown : public ::testing::Environment {
     if (shared().coll) {
       (void)cudaDeviceSynchronize();
       MPI_Barrier(MPI_COMM_WORLD);  // nobody still uses a scratch this rank is about to free
+      shared().staged.reset();
+      shared().twoShot.reset();
       shared().zeroCopy.reset();
       shared().second.reset();
       shared().coll.reset();
@@ -100,6 +105,10 @@ class CollectivesMpTest : public MultiProcessTest {
       mscclpp::collectives::Config forced;
       forced.forceAlgorithm = Algorithm::ZeroCopy;
       shared().zeroCopy = std::make_unique<Collectives>(shared().comm, forced);
+      forced.forceAlgorithm = Algorithm::LLTwoShot;
+      shared().twoShot = std::make_unique<Collectives>(shared().comm, forced);
+      forced.forceAlgorithm = Algorithm::Staged;
+      shared().staged = std::make_unique<Collectives>(shared().comm, forced);
     }
     return !anyRank(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess);
   }
@@ -191,8 +200,26 @@ const char* sizeName(Size size) {
   return "?";
 }
 
-/// Collective, type, reduction, size, in place, on registered buffers.
-using MatrixParam = std::tuple<Collective, DataType, ReduceOp::Kind, Size, bool, bool>;
+/// The object a matrix case runs on: Auto's choice, or one algorithm forced (ZeroCopy on buffers
+/// registered for the call).
+enum class Path { Auto, ZeroCopy, TwoShot, Staged };
+
+const char* pathSuffix(Path path) {
+  switch (path) {
+    case Path::Auto:
+      return "";
+    case Path::ZeroCopy:
+      return "_registered";
+    case Path::TwoShot:
+      return "_ll2";
+    case Path::Staged:
+      return "_staged";
+  }
+  return "?";
+}
+
+/// Collective, type, reduction, size, in place, path.
+using MatrixParam = std::tuple<Collective, DataType, ReduceOp::Kind, Size, bool, Path>;
 
 bool zeroCopyCollective(Collective c) {
   return c == Collective::AllReduce || c == Collective::ReduceScatter || c == Collective::AllGather;
@@ -226,7 +253,8 @@ class CollectivesMatrix : public CollectivesMpTest, public ::testing::WithParamI
 
 TEST_P(CollectivesMatrix, MatchesHostReference) {
   COLL_REQUIRE_GPU();
-  const auto [collective, type, opKind, size, inPlace, registered] = GetParam();
+  const auto [collective, type, opKind, size, inPlace, path] = GetParam();
+  const bool registered = path == Path::ZeroCopy;
   const int n = nRanks, r = rank;
   const int root = n > 1 ? 1 : 0;
   const uint64_t es = dataTypeSize(type);
@@ -271,7 +299,10 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
   const bool inputCopied = hasInput && scatterRoot && sendElems > 0;
   if (inputCopied) CUDA_OK(upload(send, inputs[r].data(), sendElems * es));
   // Registered: the whole of each buffer, guard bytes included, on the object that forces ZeroCopy.
-  Collectives& c = registered ? zeroCopy() : coll();
+  Collectives& c = path == Path::ZeroCopy  ? zeroCopy()
+                   : path == Path::TwoShot ? *shared().twoShot
+                   : path == Path::Staged  ? *shared().staged
+                                           : coll();
   if (registered) {
     c.registerBuffer(recvMem.ptr, bufferElems * es + kGuardBytes);
     if (!inPlace) c.registerBuffer(sendMem.ptr, sendElems * es);
@@ -400,11 +431,11 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
 }
 
 std::string matrixName(const ::testing::TestParamInfo<MatrixParam>& info) {
-  const auto [c, t, op, size, inPlace, registered] = info.param;
+  const auto [c, t, op, size, inPlace, path] = info.param;
   std::string name =
       std::string(mscclpp::collectives::collectiveName(c)) + "_" + mscclpp::collectives::dataTypeName(t) + "_";
   if (reduces(c)) name += std::string(mscclpp::collectives::reduceOpName(op)) + "_";
-  return name + sizeName(size) + (inPlace ? "_inplace" : "_outofplace") + (registered ? "_registered" : "");
+  return name + sizeName(size) + (inPlace ? "_inplace" : "_outofplace") + pathSuffix(path);
 }
 
 std::vector<MatrixParam> matrixCases() {
@@ -427,10 +458,15 @@ std::vector<MatrixParam> matrixCases() {
             continue;
           }
           for (bool inPlace : {false, true}) {
-            cases.emplace_back(c, type, op, size, inPlace, false);
-            // Zero-copy at sizes that cover one element, a ragged tail, and several blocks.
-            if (zeroCopyCollective(c) && size != Size::Zero && size != Size::Page) {
-              cases.emplace_back(c, type, op, size, inPlace, true);
+            cases.emplace_back(c, type, op, size, inPlace, Path::Auto);
+            // Sizes that cover one element, a ragged tail, and several blocks (Auto runs LL below).
+            const bool forcedSize = size == Size::One || size == Size::Odd || size == Size::MiBPlus3;
+            if (zeroCopyCollective(c) && (forcedSize || size == Size::Big)) {
+              cases.emplace_back(c, type, op, size, inPlace, Path::ZeroCopy);
+            }
+            if (c == Collective::AllReduce && forcedSize) {
+              cases.emplace_back(c, type, op, size, inPlace, Path::TwoShot);
+              cases.emplace_back(c, type, op, size, inPlace, Path::Staged);
             }
           }
         }
@@ -488,9 +524,10 @@ TEST_F(CollectivesMpTest, GraphReplayedAThousandTimesKeepsWorking) {
 // The bandwidth paths at 1 MiB + 3 floats, called back to back with no host synchronization in
 // between, each call with its own input and output: a call that reads scratch before a peer finished
 // writing it, or writes a slot a peer has not read yet, leaves a wrong part in some output, which
-// the next call cannot mask. All-gather (pairwise) and all-reduce (staged) alternate, in place and out
-// of place, so consecutive calls also hand the same slots and barrier counts from one kernel to the
-// other, with misaligned in-place segments (1 MiB + 12 bytes per rank) taking the byte-wise paths.
+// the next call cannot mask. All-gather (pairwise) and all-reduce (two-shot LL at this size) alternate,
+// in place and out of place, so consecutive calls also hand the same slots, barrier counts and LL
+// epochs from one kernel to the other, with misaligned in-place segments (1 MiB + 12 bytes per rank)
+// taking the byte-wise paths.
 TEST_F(CollectivesMpTest, BackToBackCallsAtOneMiBPlus3KeepEveryResult) {
   COLL_REQUIRE_GPU();
   constexpr int kCalls = 32;
@@ -732,23 +769,32 @@ TEST_F(CollectivesMpTest, ZeroCopyGraphReplayedAHundredTimesKeepsWorking) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// Zero-copy calls between LL and staged calls of the same object, no host synchronization in between,
-// in place and out of place: a zero-copy call that wrote a peer's output before the peer's previous
-// call finished with it, or returned before every peer had written its output, leaves a wrong part.
+// Zero-copy calls between staged, two-shot and one-shot LL calls of the same object, no host
+// synchronization in between, in place and out of place: a zero-copy call that wrote a peer's output
+// before the peer's previous call finished with it, or returned before every peer had written its
+// output, leaves a wrong part; so does an LL call that overwrote packets a peer had not read.
 TEST_F(CollectivesMpTest, ZeroCopyBackToBackWithTheOtherPathsKeepsEveryResult) {
   COLL_REQUIRE_GPU();
   constexpr int kCalls = 24;
   constexpr uint64_t kSeed = 400;
-  const uint64_t count = (1 << 20) / 4 + 3, bytes = count * 4;
+  // Above the two-shot sizes, so that Auto picks zero-copy on registered buffers and staged on others.
+  const uint64_t count = (4 << 20) / 4 + 3, bytes = count * 4;
+  const uint64_t midCount = (1 << 20) / 4 + 1, smallCount = 64;  // two-shot and one-shot LL
   auto isRegistered = [](int i) { return i % 3 != 2; };
   auto isInPlace = [](int i) { return i % 2 == 1; };
+  ASSERT_EQ(coll().algorithmFor(Collective::AllReduce, bytes, true), Algorithm::ZeroCopy);
+  ASSERT_EQ(coll().algorithmFor(Collective::AllReduce, bytes, false), Algorithm::Staged);
+  ASSERT_EQ(coll().algorithmFor(Collective::AllReduce, midCount * 4, false), Algorithm::LLTwoShot);
+  ASSERT_EQ(coll().algorithmFor(Collective::AllReduce, smallCount * 4, false), Algorithm::LLOneShot);
   DeviceBytes pool(2 * kCalls * bytes);  // one allocation: one registration covers every call's buffers
   ASSERT_NE(pool.ptr, nullptr);
   DeviceBytes plain(2 * kCalls * bytes);
   ASSERT_NE(plain.ptr, nullptr);
-  DeviceBytes small(1024);
+  DeviceBytes mid(2 * midCount * 4), small(2 * smallCount * 4);
+  ASSERT_NE(mid.ptr, nullptr);
   ASSERT_NE(small.ptr, nullptr);
-  CUDA_OK(fill(small.ptr, 0, small.bytes));
+  CUDA_OK(upload(mid.ptr, testInputs(DataType::Float32, rank, midCount, kSeed).data(), midCount * 4));
+  CUDA_OK(upload(small.ptr, testInputs(DataType::Float32, rank, smallCount, kSeed).data(), smallCount * 4));
   Registration reg(coll(), pool.ptr, pool.bytes);
   std::vector<char*> sends(kCalls), recvs(kCalls);
   for (int i = 0; i < kCalls; ++i) {
@@ -758,10 +804,11 @@ TEST_F(CollectivesMpTest, ZeroCopyBackToBackWithTheOtherPathsKeepsEveryResult) {
     CUDA_OK(upload(sends[i], testInputs(DataType::Float32, rank, count, kSeed + i).data(), bytes));
   }
   MPI_Barrier(MPI_COMM_WORLD);
+  const ReduceOp sum(ReduceOp::Kind::Sum);
   for (int i = 0; i < kCalls; ++i) {
-    coll().allReduce(sends[i], recvs[i], count, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream);
-    // A small (LL) call in between moves the LL epochs on and reuses the blocks' barrier counts.
-    coll().allReduce(small.ptr, small.ptr, 64, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream);
+    coll().allReduce(sends[i], recvs[i], count, DataType::Float32, sum, stream);
+    coll().allReduce(mid.ptr, mid.ptr + midCount * 4, midCount, DataType::Float32, sum, stream);
+    coll().allReduce(small.ptr, small.ptr + smallCount * 4, smallCount, DataType::Float32, sum, stream);
   }
   CUDA_OK(cudaStreamSynchronize(stream));
   for (int i = 0; i < kCalls; ++i) {
@@ -770,6 +817,11 @@ TEST_F(CollectivesMpTest, ZeroCopyBackToBackWithTheOtherPathsKeepsEveryResult) {
     EXPECT_EQ(got, expectedSum(nRanks, count, kSeed + i))
         << "call " << i << (isRegistered(i) ? " (zero-copy" : " (staged") << (isInPlace(i) ? ", in place)" : ")");
   }
+  std::vector<float> gotMid(midCount), gotSmall(smallCount);
+  CUDA_OK(cudaMemcpy(gotMid.data(), mid.ptr + midCount * 4, midCount * 4, cudaMemcpyDeviceToHost));
+  CUDA_OK(cudaMemcpy(gotSmall.data(), small.ptr + smallCount * 4, smallCount * 4, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(gotMid, expectedSum(nRanks, midCount, kSeed)) << "the last two-shot call";
+  EXPECT_EQ(gotSmall, expectedSum(nRanks, smallCount, kSeed)) << "the last one-shot call";
   MPI_Barrier(MPI_COMM_WORLD);
 }
 

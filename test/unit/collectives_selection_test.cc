@@ -156,7 +156,11 @@ TEST(CollectivesSelection, RegisteredBuffersTakeZeroCopyAboveTheLLSizes) {
     for (Collective coll : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather}) {
       EXPECT_TRUE(hasZeroCopy(coll));
       EXPECT_EQ(selectAlgorithm(coll, edge, n, c, l, true), Algorithm::LLOneShot) << collectiveName(coll) << n;
-      EXPECT_EQ(selectAlgorithm(coll, edge + 1, n, c, l, true), Algorithm::ZeroCopy) << collectiveName(coll) << n;
+      // All-reduce takes two-shot LL up to kLLTwoShotMaxBytes, registered or not.
+      const Algorithm mid = coll == Collective::AllReduce ? Algorithm::LLTwoShot : Algorithm::ZeroCopy;
+      EXPECT_EQ(selectAlgorithm(coll, edge + 1, n, c, l, true), mid) << collectiveName(coll) << n;
+      EXPECT_EQ(selectAlgorithm(coll, kLLTwoShotMaxBytes + 1, n, c, l, true), Algorithm::ZeroCopy)
+          << collectiveName(coll) << n;
       EXPECT_EQ(selectAlgorithm(coll, 64 << 20, n, c, l, true), Algorithm::ZeroCopy) << collectiveName(coll) << n;
       EXPECT_EQ(selectAlgorithm(coll, 64 << 20, n, c, l, false), Algorithm::Staged) << collectiveName(coll) << n;
     }
@@ -188,6 +192,48 @@ TEST(CollectivesSelection, ForcedStagedOrLLWinsOverRegistration) {
   EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 64 << 20, 2, staged, l, true), Algorithm::Staged);
   const Config ll = resolved({{"MSCCLPP_COLL_ALGO", "ll"}});
   EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 4096, 2, ll, l, true), Algorithm::LLOneShot);
+}
+
+TEST(CollectivesSelection, MidSizedAllReducesTakeTwoShotLL) {
+  for (int ranksPerGpu : {1, 2, 4}) {
+    const Config c = resolved({}, ranksPerGpu);
+    for (int n : {2, 3, 4, 8}) {
+      const ScratchLayout l = makeScratchLayout(n, c.maxBlocks, c.llMaxBytes, c.scratchBytes);
+      const size_t edge = c.llMaxBytes / (n - 1);
+      EXPECT_EQ(selectAlgorithm(Collective::AllReduce, edge + 1, n, c, l, false), Algorithm::LLTwoShot) << n;
+      EXPECT_EQ(selectAlgorithm(Collective::AllReduce, kLLTwoShotMaxBytes, n, c, l, false), Algorithm::LLTwoShot)
+          << n << " ranks, " << ranksPerGpu << " per GPU: the layout's LL slots hold the largest two-shot";
+      EXPECT_EQ(selectAlgorithm(Collective::AllReduce, kLLTwoShotMaxBytes + 1, n, c, l, false), Algorithm::Staged) << n;
+      EXPECT_EQ(selectAlgorithm(Collective::ReduceScatter, edge + 1, n, c, l, false), Algorithm::Staged) << n;
+    }
+  }
+}
+
+TEST(CollectivesSelection, ForcedTwoShotFallsBackWhereItCannotRun) {
+  const Config c = resolved({{"MSCCLPP_COLL_ALGO", "ll2"}});
+  EXPECT_EQ(c.forceAlgorithm, Algorithm::LLTwoShot);
+  const ScratchLayout l = makeScratchLayout(2, c.maxBlocks, c.llMaxBytes, c.scratchBytes);
+  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 8, 2, c, l, false), Algorithm::LLTwoShot) << "forced at any size";
+  EXPECT_EQ(selectAlgorithm(Collective::AllGather, 1 << 20, 2, c, l, false), Algorithm::Staged);
+  const size_t capacity = l.llSlotPackets * 8 * l.maxBlocks * 2;  // two chunks of full slots
+  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, capacity, 2, c, l, false), Algorithm::LLTwoShot);
+  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, capacity + 16 * l.maxBlocks, 2, c, l, false), Algorithm::Staged);
+}
+
+TEST(CollectivesTiling, TwoShotChunksCoverTheMessageAndEveryBlockHasPackets) {
+  for (int n : {2, 3, 4, 7}) {
+    for (uint64_t bytes : {1ull, 7ull, 8ull, 1000ull, 4096ull, (1ull << 20) + 3, 2ull << 20}) {
+      for (uint32_t maxBlocks : {1u, 5u, 32u, 64u}) {
+        const PacketTiling t = twoShotTiling(bytes, n, maxBlocks);
+        ASSERT_GE(t.nBlocks, 1u);
+        ASSERT_LE(t.nBlocks, maxBlocks);
+        EXPECT_GE(t.packets * 8 * n, bytes) << "the chunks cover the message";
+        EXPECT_LT((t.packets - 1) * 8 * n, bytes) << "no chunk is padding only";
+        for (uint32_t b = 0; b < t.nBlocks; ++b) ASSERT_LT(t.begin(b), t.end(b)) << "block " << b << " is empty";
+        EXPECT_EQ(t.end(t.nBlocks - 1), t.packets);
+      }
+    }
+  }
 }
 
 TEST(CollectivesSelection, OneRankIsStaged) {

@@ -231,6 +231,8 @@ void Collectives::allReduce(const void* send, void* recv, size_t count, DataType
   const Algorithm algorithm = m.choose(Collective::AllReduce, bytes, registered);
   if (algorithm == Algorithm::LLOneShot) {
     launchLLAllReduce(m.dev, send, recv, count, type, spec, stream);
+  } else if (algorithm == Algorithm::LLTwoShot) {
+    launchLLTwoShotAllReduce(m.dev, send, recv, count, type, spec, stream);
   } else if (algorithm == Algorithm::ZeroCopy) {
     launchZeroCopyAllReduce(m.dev, in, out, count, type, spec, stream);
   } else {

@@ -2,10 +2,11 @@
 // SPDX-License-Identifier: MIT
 
 // What the host passes to the collective kernels, and the launchers, one family per file:
-// ll_one_shot.cu (LL packets, all pairs), staged.cu (reductions through scratch in barrier-separated
-// rounds), pairwise.cu (data movement between pairs of ranks through scratch) and zero_copy.cu
-// (registered buffers read and written in place). Everything a
-// kernel needs travels in its parameters, so a captured graph holds no pointer into host memory.
+// ll_one_shot.cu (LL packets, all pairs), ll_two_shot.cu (LL packets, reduce-scatter then
+// all-gather), staged.cu (reductions through scratch in barrier-separated rounds), pairwise.cu (data
+// movement between pairs of ranks through scratch) and zero_copy.cu (registered buffers read and
+// written in place). Everything a kernel needs travels in its parameters, so a captured graph holds no
+// pointer into host memory.
 
 #ifndef MSCCLPP_EXT_COLLECTIVES_KERNELS_HPP_
 #define MSCCLPP_EXT_COLLECTIVES_KERNELS_HPP_
@@ -46,6 +47,10 @@ void launchLLReduceScatter(const DeviceState& s, const void* send, void* recv, u
                            const ReduceSpec& op, cudaStream_t stream);
 void launchLLAllGather(const DeviceState& s, const void* send, void* recv, uint64_t segBytes, cudaStream_t stream);
 void launchLLAllToAll(const DeviceState& s, const void* send, void* recv, uint64_t segBytes, cudaStream_t stream);
+
+// LL two-shot all-reduce (ll_two_shot.cu).
+void launchLLTwoShotAllReduce(const DeviceState& s, const void* send, void* recv, uint64_t count, DataType type,
+                              const ReduceSpec& op, cudaStream_t stream);
 
 // Staged reductions (staged.cu).
 void launchStagedAllReduce(const DeviceState& s, const void* send, void* recv, uint64_t count, DataType type,

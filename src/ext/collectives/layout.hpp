@@ -31,6 +31,8 @@ constexpr int kBlockThreads = 512;
 constexpr uint64_t kLLPacketsPerBlock = 2 * kBlockThreads;
 /// Staged paths aim at this many bytes per block before they add blocks.
 constexpr uint64_t kStagedBytesPerBlock = 32 << 10;
+/// Largest all-reduce the LL two-shot path takes under Auto; the LL slots are sized to hold it.
+constexpr uint64_t kLLTwoShotMaxBytes = 2 << 20;
 /// Zero-copy paths aim at this many bytes of a rank's part per block before they add blocks.
 constexpr uint64_t kZeroCopyBytesPerBlock = 64 << 10;
 
@@ -55,13 +57,16 @@ struct ScratchLayout {
   }
 };
 
-/// The layout for `nRanks` ranks, `maxBlocks` blocks per launch, LL segments of up to `llMaxBytes`
-/// and about `stagedBytes` of staged data.
+/// The layout for `nRanks` ranks, `maxBlocks` blocks per launch, LL one-shot segments of up to
+/// `llMaxBytes`, LL two-shot all-reduces of up to kLLTwoShotMaxBytes, and about `stagedBytes` of
+/// staged data.
 inline ScratchLayout makeScratchLayout(int nRanks, uint32_t maxBlocks, uint64_t llMaxBytes, uint64_t stagedBytes) {
   ScratchLayout l;
   l.nRanks = nRanks;
   l.maxBlocks = maxBlocks;
-  const uint64_t perBlock = ceilDiv(ceilDiv(llMaxBytes, 8), maxBlocks);
+  uint64_t perBlock = ceilDiv(ceilDiv(llMaxBytes, 8), maxBlocks);
+  const uint64_t twoShotPerBlock = twoShotTiling(kLLTwoShotMaxBytes, nRanks, maxBlocks).packetsPerBlock;
+  if (perBlock < twoShotPerBlock) perBlock = twoShotPerBlock;
   l.llSlotPackets = roundUp(perBlock > kLLPacketsPerBlock ? perBlock : kLLPacketsPerBlock, 16);
   const uint64_t slots = 2ull * maxBlocks * nRanks;
   l.stagedSlotBytes = (stagedBytes / slots) / 256 * 256;

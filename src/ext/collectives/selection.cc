@@ -18,6 +18,7 @@ Algorithm algorithmNamed(const std::string& name) {
   if (name == "ll") return Algorithm::LLOneShot;
   if (name == "staged") return Algorithm::Staged;
   if (name == "zerocopy") return Algorithm::ZeroCopy;
+  if (name == "ll2") return Algorithm::LLTwoShot;
   return Algorithm::Auto;
 }
 
@@ -79,6 +80,8 @@ Algorithm selectAlgorithm(Collective collective, size_t segBytes, int nRanks, co
   const bool zeroCopy = registered && hasZeroCopy(collective);
   const PacketTiling tiling = makePacketTiling(segBytes, layout.maxBlocks, kLLPacketsPerBlock);
   const bool llFits = hasLLOneShot(collective) && tiling.packetsPerBlock <= layout.llSlotPackets;
+  const bool twoShotFits = collective == Collective::AllReduce &&
+                           twoShotTiling(segBytes, nRanks, layout.maxBlocks).packetsPerBlock <= layout.llSlotPackets;
   Algorithm wanted = Algorithm::Auto;
   if (config.selector) wanted = config.selector(collective, segBytes, nRanks);
   if (wanted == Algorithm::Auto) wanted = config.forceAlgorithm;
@@ -89,12 +92,16 @@ Algorithm selectAlgorithm(Collective collective, size_t segBytes, int nRanks, co
     const bool small = segBytes * static_cast<size_t>(nRanks - 1) <= config.llMaxBytes;
     if (small && hasLLOneShot(collective)) {
       wanted = Algorithm::LLOneShot;
+    } else if (twoShotFits && segBytes <= kLLTwoShotMaxBytes) {
+      // Two-shot sends each byte twice as packets, whatever the rank count, and needs no barrier.
+      wanted = Algorithm::LLTwoShot;
     } else {
       wanted = zeroCopy ? Algorithm::ZeroCopy : Algorithm::Staged;
     }
   }
   if (wanted == Algorithm::LLOneShot && !llFits) return Algorithm::Staged;
   if (wanted == Algorithm::ZeroCopy && !zeroCopy) return Algorithm::Staged;
+  if (wanted == Algorithm::LLTwoShot && !twoShotFits) return Algorithm::Staged;
   return wanted;
 }
 

@@ -37,7 +37,8 @@ bool hasZeroCopy(Collective collective);
 /// ranks, under a resolved `config` and a scratch of `layout`; `registered` says whether the call's
 /// buffers lie in registrations that allow ZeroCopy. A forced LL falls back to Staged where the
 /// collective has no LL variant or the segment does not fit the LL slots; a forced ZeroCopy does where
-/// the collective has no zero-copy variant or the buffers are not registered.
+/// the collective has no zero-copy variant or the buffers are not registered, and a forced LLTwoShot
+/// where the collective is not all-reduce or the message does not fit the LL slots.
 Algorithm selectAlgorithm(Collective collective, size_t segmentBytes, int nRanks, const Config& config,
                           const ScratchLayout& layout, bool registered);
 

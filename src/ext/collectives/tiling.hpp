@@ -67,6 +67,9 @@ MSCCLPP_HOST_DEVICE_INLINE uint64_t allReduceChunkElems(uint64_t count, uint32_t
   return roundUp(ceilDiv(count, static_cast<uint64_t>(nRanks)), 16 / elemSize);
 }
 
+/// LL two-shot aims at this many packets of one chunk per block before it adds blocks.
+constexpr uint64_t kTwoShotPacketsPerBlock = 512;
+
 /// LL one-shot: `bytes` of one segment travel as ceil(bytes / 8) packets of 8 payload bytes, spread
 /// over blocks of `packetsPerBlock` packets each (the last one shorter).
 struct PacketTiling {
@@ -93,6 +96,13 @@ MSCCLPP_HOST_DEVICE_INLINE PacketTiling makePacketTiling(uint64_t bytes, uint32_
   t.packetsPerBlock = ceilDiv(t.packets, blocks);
   t.nBlocks = static_cast<uint32_t>(ceilDiv(t.packets, t.packetsPerBlock));
   return t;
+}
+
+/// LL two-shot all-reduce of `bytes`: each of the nRanks chunks is ceil(ceil(bytes / 8) / nRanks)
+/// packets (the last chunk padded), and one chunk's packets are spread over the blocks.
+MSCCLPP_HOST_DEVICE_INLINE PacketTiling twoShotTiling(uint64_t bytes, int nRanks, uint32_t maxBlocks) {
+  const uint64_t chunkPackets = ceilDiv(ceilDiv(bytes, 8), static_cast<uint64_t>(nRanks));
+  return makePacketTiling(chunkPackets * 8, maxBlocks, kTwoShotPacketsPerBlock);
 }
 
 }  // namespace collectives

@@ -86,6 +86,8 @@ const char* algorithmName(Algorithm algorithm) {
       return "staged";
     case Algorithm::ZeroCopy:
       return "zerocopy";
+    case Algorithm::LLTwoShot:
+      return "ll2";
   }
   return "unknown";
 }

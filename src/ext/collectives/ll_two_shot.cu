@@ -1,0 +1,138 @@
+// Copyright (c) 2026 The libmscclpp authors
+// SPDX-License-Identifier: MIT
+
+// LL two-shot all-reduce, for messages above the one-shot sizes: rank r owns chunk r of the message.
+// Shot A: every rank sends chunk p of its input, as LL16 packets read straight from the input, into
+// rank p's scratch; rank r reduces chunk r from its own input and the n - 1 packet streams, in rank
+// order. Shot B: rank r stores the reduced chunk into its output and sends it, as packets, to every
+// peer, which copies it into its output. Each rank sends 2 (n - 1) / n of the message (as packets of
+// twice its size) where one-shot sends n - 1 whole messages, and no barrier is needed: every packet
+// carries its own flag.
+//
+// Why it is correct (ll_one_shot.cu gives the epoch scheme this builds on):
+// - Every chunk has the same number of packets P (the last one padded with zero bytes that are never
+//   stored), cut the same way over the blocks on every rank, so block b of every rank sends and
+//   receives a non-empty part of every chunk in both shots.
+// - A block takes two epochs per call: e for shot A and e + 1 for shot B, each writing half
+//   epoch % 2 of its slots with the flag of its epoch. Writing half (e + 1) % 2 in shot B overwrites the
+//   packets this block sent the peer in epoch e - 1, which the peer read in its previous kernel; this
+//   block has just read the peer's shot-A packets, which the peer's block writes only after that kernel
+//   ended. Writing half e % 2 in shot A overwrites epoch e - 2, read by the peer before it wrote its
+//   epoch e - 1 packets (in shot A of its previous call, or its previous one-shot call), which this
+//   block read before this kernel. A __syncthreads separates the shots, so that every read of shot A in
+//   the block precedes every write of shot B.
+// - In place: shot A reads chunk p of the input (for p != r only to send it, for chunk r to reduce it);
+//   shot B writes chunk r (after the block's reads of it) and chunks q != r (which only this rank's
+//   shot A read, before the __syncthreads). Different blocks touch different packets.
+// - Bit-identical results: each element is reduced once, by its owner, in rank order; the other
+//   ranks copy the bits. PreMulSum scales this rank's own input before it is sent or combined.
+
+#include "ext/collectives/device_common.hpp"
+
+namespace mscclpp {
+namespace collectives {
+
+namespace {
+
+__device__ __forceinline__ uint32_t llFlagOf(uint64_t epoch) {
+  return static_cast<uint32_t>(epoch % 0xFFFFFFFEull) + 1;  // never 0, the value of fresh memory
+}
+
+/// load8 and store8 for offsets that may lie past the message (the padding of the last chunk): zeros
+/// are read there and nothing is stored.
+__device__ __forceinline__ uint2 loadPadded(const char* base, uint64_t off, uint64_t len) {
+  return off < len ? load8(base, off, len) : make_uint2(0, 0);
+}
+__device__ __forceinline__ void storeClipped(char* base, uint64_t off, uint64_t len, uint2 v) {
+  if (off < len) store8(base, off, len, v);
+}
+
+/// pt cuts the P packets of one chunk over the blocks; `bytes` is the message.
+template <typename T, ReduceSpec::Kind Kind>
+__global__ void __launch_bounds__(kBlockThreads)
+    llTwoShotKernel(DeviceState s, const char* send, char* recv, uint64_t bytes, PacketTiling pt, ReduceSpec spec) {
+  const uint32_t b = blockIdx.x;
+  __shared__ uint64_t epochShared;
+  if (threadIdx.x == 0) {
+    const uint64_t e = s.llEpochs[b] + 1;
+    s.llEpochs[b] = e + 1;
+    epochShared = e;
+  }
+  __syncthreads();
+  const uint64_t epoch = epochShared;
+  const uint32_t halfA = static_cast<uint32_t>(epoch & 1), halfB = halfA ^ 1u;
+  const uint32_t flagA = llFlagOf(epoch), flagB = llFlagOf(epoch + 1);
+  const uint64_t begin = pt.begin(b), end = pt.end(b);
+  const uint64_t chunkBytes = pt.packets * 8;
+  const int rank = s.rank, n = s.nRanks;
+  const Reducer<T, Kind> r(spec, n);
+
+  // Shot A: my input's part of chunk p into p's slot for me.
+  for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    for (int t = 0; t < n - 1; ++t) {
+      const int p = t < rank ? t : t + 1;
+      const uint2 w = prepareWord<T, Kind, 8>(r, loadPadded(send, p * chunkBytes + i * 8, bytes));
+      LL16Packet* slot = reinterpret_cast<LL16Packet*>(s.scratch[p] + s.layout.llSlot(halfA, b, rank));
+      slot[i - begin].write(w.x, w.y, flagA);
+    }
+  }
+  // Reduce my chunk's part in rank order; keep the result in the output and hand it to every peer.
+  for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    const uint64_t off = rank * chunkBytes + i * 8;
+    VecAcc<T, Kind, 8> acc;
+    for (int q = 0; q < n; ++q) {
+      Vec<T, 8> v;
+      if (q == rank) {
+        v.raw = prepareWord<T, Kind, 8>(r, loadPadded(send, off, bytes));
+      } else {
+        const LL16Packet* slot = reinterpret_cast<const LL16Packet*>(s.scratch[rank] + s.layout.llSlot(halfA, b, q));
+        v.raw = slot[i - begin].read(flagA, kSpinLimit);
+      }
+      if (q == 0) {
+        acc.begin(r, v);
+      } else {
+        acc.add(r, v);
+      }
+    }
+    const uint2 y = acc.end(r).raw;
+    // The stores of shot B come after every read of shot A in the block (see below), but this thread
+    // may store its own element now: no other thread of any rank reads it.
+    storeClipped(recv, off, bytes, y);
+    for (int t = 0; t < n - 1; ++t) {
+      const int p = t < rank ? t : t + 1;
+      LL16Packet* slot = reinterpret_cast<LL16Packet*>(s.scratch[p] + s.layout.llSlot(halfB, b, rank));
+      slot[i - begin].write(y.x, y.y, flagB);
+    }
+  }
+  // Shot B: the peers' reduced chunks into my output. In place, these bytes were read above (to be
+  // sent in shot A) by other threads of this block: wait for all of them.
+  __syncthreads();
+  for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    for (int t = 0; t < n - 1; ++t) {
+      const int q = t < rank ? t : t + 1;
+      const LL16Packet* slot = reinterpret_cast<const LL16Packet*>(s.scratch[rank] + s.layout.llSlot(halfB, b, q));
+      storeClipped(recv, q * chunkBytes + i * 8, bytes, slot[i - begin].read(flagB, kSpinLimit));
+    }
+  }
+}
+
+template <typename T, ReduceSpec::Kind Kind>
+void runAllReduce(const DeviceState& s, const void* send, void* recv, uint64_t bytes, const ReduceSpec& spec,
+                  cudaStream_t stream) {
+  const PacketTiling pt = twoShotTiling(bytes, s.nRanks, s.layout.maxBlocks);
+  if (pt.nBlocks == 0) return;
+  llTwoShotKernel<T, Kind><<<pt.nBlocks, kBlockThreads, 0, stream>>>(s, static_cast<const char*>(send),
+                                                                     static_cast<char*>(recv), bytes, pt, spec);
+  MSCCLPP_CUDATHROW(cudaGetLastError());
+}
+
+}  // namespace
+
+void launchLLTwoShotAllReduce(const DeviceState& s, const void* send, void* recv, uint64_t count, DataType type,
+                              const ReduceSpec& op, cudaStream_t stream) {
+  const uint64_t bytes = count * dataTypeSize(type);
+  MSCCLPP_COLL_DISPATCH(runAllReduce, type, op.kind, s, send, recv, bytes, op, stream);
+}
+
+}  // namespace collectives
+}  // namespace mscclpp
