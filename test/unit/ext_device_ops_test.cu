@@ -37,7 +37,8 @@ __global__ void reduceKernel(const T* in, int n, ReduceSpec spec, T* out) {
 template <typename T>
 __global__ void prepareKernel(const uint4* in, uint64_t nWords, ReduceSpec spec, uint4* out) {
   const mscclpp::ext::Reducer<T, ReduceKind::Sum> r(spec, 1);
-  for (uint64_t i = threadIdx.x; i < nWords; i += blockDim.x) out[i] = mscclpp::ext::prepareWord<T, ReduceKind::Sum, 16>(r, in[i]);
+  for (uint64_t i = threadIdx.x; i < nWords; i += blockDim.x)
+    out[i] = mscclpp::ext::prepareWord<T, ReduceKind::Sum, 16>(r, in[i]);
 }
 
 template <typename T, ReduceKind Kind>
@@ -133,8 +134,8 @@ TEST(ExtDeviceOps, WithoutPreMulSumPrepareLeavesTheInput) {
   const std::vector<float> values = {1.5f, -2.f, 3.25f, 1e30f};
   DeviceBuffer<float> in(4), out(4);
   ASSERT_TRUE(in.fromHost(values));
-  prepareKernel<float><<<1, 32>>>(reinterpret_cast<const uint4*>(in.get()), 1, ReduceSpec{},
-                                  reinterpret_cast<uint4*>(out.get()));
+  prepareKernel<float>
+      <<<1, 32>>>(reinterpret_cast<const uint4*>(in.get()), 1, ReduceSpec{}, reinterpret_cast<uint4*>(out.get()));
   MSCCLPP_TEST_CUDA(cudaDeviceSynchronize());
   EXPECT_EQ(out.toHost(), values);
 }
