@@ -223,8 +223,9 @@ class Collectives {
   /// registration; every rank must then pass buffers of the same registration at the same offset from
   /// the registered pointer (as NCCL's symmetric windows require), which is how the ranks agree on
   /// the path without asking each other. Throws Error(InvalidUsage) on every rank, registering
-  /// nothing, when any rank's buffer is null, empty, not device memory of the current GPU, or overlaps
-  /// one of its registrations. Not inside a CUDA graph capture.
+  /// nothing, when any rank's buffer is null, empty, not device memory of the current GPU, overlaps one
+  /// of its registrations or cannot be exported, when ranks register different sizes, or when a rank
+  /// cannot map a peer's buffer. Not inside a CUDA graph capture.
   void registerBuffer(void* ptr, size_t bytes);
   /// Collective: removes the registration made with `ptr`. Waits for this rank's device work first and
   /// meets every rank, so that no kernel of any rank still uses the buffer when this returns and it

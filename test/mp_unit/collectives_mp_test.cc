@@ -894,6 +894,9 @@ TEST_F(CollectivesMpTest, RegistrationRefusedByOneRankIsRefusedByEvery) {
   ASSERT_NE(buf.ptr, nullptr);
   // Rank 0 passes a null buffer: every rank must throw, and none may keep a registration.
   EXPECT_THROW(zeroCopy().registerBuffer(rank == 0 ? nullptr : buf.ptr, buf.bytes), Error);
+  if (nRanks > 1) {
+    EXPECT_THROW(zeroCopy().registerBuffer(buf.ptr, rank == 0 ? 4096 : 8192), Error) << "sizes differ";
+  }
   // Host memory is not device memory.
   std::vector<char> host(64);
   EXPECT_THROW(zeroCopy().registerBuffer(rank == nRanks - 1 ? host.data() : buf.ptr, host.size()), Error);

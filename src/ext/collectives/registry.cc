@@ -72,17 +72,26 @@ void BufferRegistry::add(void* ptr, size_t bytes) {
         next != entries_.begin() && std::prev(next)->first + std::prev(next)->second.bytes > start;
     if (overlapsNext || overlapsPrevious) why = "the buffer overlaps a registered one";
   }
-  const std::vector<int64_t> verdicts = gather(why.empty() ? 1 : 0);
+  Entry e;
+  if (why.empty()) {
+    try {
+      e.local = comm_->registerMemory(ptr, bytes, Transport::CudaIpc);
+    } catch (const Error& err) {
+      why = std::string("it cannot be exported: ") + err.what();
+    }
+  }
+  // Every rank's size, or -1 for a refusal: all ranks decide alike whether to go on.
+  const std::vector<int64_t> sizes = gather(why.empty() ? static_cast<int64_t>(bytes) : -1);
   MSCCLPP_CHECK_USAGE(why.empty(), "registerBuffer(", ptr, ", ", bytes, " bytes): ", why);
   for (int q = 0; q < nRanks_; ++q) {
-    MSCCLPP_CHECK_USAGE(verdicts[q] == 1, "registerBuffer: rank ", q, " refused its buffer; nothing was registered");
+    MSCCLPP_CHECK_USAGE(sizes[q] >= 0, "registerBuffer: rank ", q, " refused its buffer; nothing was registered");
+    MSCCLPP_CHECK_USAGE(sizes[q] == static_cast<int64_t>(bytes), "registerBuffer: rank ", q, " registers ", sizes[q],
+                        " bytes, this rank ", bytes, "; every rank must register the same size");
   }
 
-  Entry e;
   e.bytes = bytes;
   e.serial = nextSerial_++;
   e.allocation = identityOf(ptr);
-  e.local = comm_->registerMemory(ptr, bytes, Transport::CudaIpc);
   for (int p = 0; p < nRanks_; ++p) {
     if (p != rank_) comm_->sendMemory(e.local, p, tag_);
   }
@@ -90,16 +99,28 @@ void BufferRegistry::add(void* ptr, size_t bytes) {
   for (int p = 0; p < nRanks_; ++p) {
     if (p != rank_) futures[p] = comm_->recvMemory(p, tag_);
   }
+  // Every peer's message is taken, mapped or not, so that none is left for the next registration.
   e.peers.resize(nRanks_);
+  std::string unmapped;
   for (int p = 0; p < nRanks_; ++p) {
     if (p == rank_) {
       e.starts.ptr[p] = static_cast<char*>(ptr);
       continue;
     }
-    e.peers[p] = futures[p].get();
-    e.starts.ptr[p] = static_cast<char*>(e.peers[p].data());
-    MSCCLPP_CHECK_USAGE(e.starts.ptr[p] != nullptr && e.peers[p].size() == bytes, "registerBuffer: the buffer of rank ",
-                        p, " (", e.peers[p].size(), " bytes) cannot be mapped here, or its size differs from ", bytes);
+    try {
+      e.peers[p] = futures[p].get();
+      e.starts.ptr[p] = static_cast<char*>(e.peers[p].data());
+      if (e.starts.ptr[p] == nullptr && unmapped.empty()) unmapped = concat("rank ", p, ": no mapping over CudaIpc");
+    } catch (const Error& err) {
+      if (unmapped.empty()) unmapped = concat("rank ", p, ": ", err.what());
+    }
+  }
+  const std::vector<int64_t> mapped = gather(unmapped.empty() ? 1 : 0);
+  MSCCLPP_CHECK_USAGE(unmapped.empty(), "registerBuffer: a peer's buffer cannot be mapped here (", unmapped,
+                      "); nothing was registered");
+  for (int q = 0; q < nRanks_; ++q) {
+    MSCCLPP_CHECK_USAGE(mapped[q] == 1, "registerBuffer: rank ", q,
+                        " cannot map a peer's buffer; nothing was registered");
   }
   entries_.emplace(start, std::move(e));
 }

@@ -43,7 +43,8 @@ class BufferRegistry {
   BufferRegistry(std::shared_ptr<Communicator> comm, int tag);
 
   /// Collective: registers [ptr, ptr + bytes) of every rank. Throws Error(InvalidUsage) on every rank
-  /// when any rank's buffer is null, empty, not device memory of this GPU, or overlaps a registration.
+  /// when any rank's buffer is null, empty, not device memory of this GPU, overlaps a registration or
+  /// cannot be exported, when ranks register different sizes, or when a rank cannot map a peer's.
   void add(void* ptr, size_t bytes);
 
   /// Collective: removes the registration whose registered pointer is `ptr`. Throws Error(InvalidUsage)
