@@ -124,7 +124,10 @@ const char* collectiveName(Collective collective);
 ///   the kernel reads the peers' inputs and writes the peers' outputs in place, with no scratch (the
 ///   all-reduce in one pass: each rank reduces its chunk of every input and stores it into every
 ///   output). Not for PreMulSum. Asked for on unregistered buffers, the call runs Staged.
-enum class Algorithm : int { Auto, LLOneShot, Staged, ZeroCopy, LLTwoShot };
+/// - CopyEngine: all-gather and broadcast into registered receive buffers: cudaMemcpyAsync on the
+///   caller's stream straight into the peers' buffers, between two one-block barrier kernels, so no
+///   SM moves data. For large messages; on unregistered buffers the call runs Staged.
+enum class Algorithm : int { Auto, LLOneShot, Staged, ZeroCopy, LLTwoShot, CopyEngine };
 
 const char* algorithmName(Algorithm algorithm);
 
@@ -139,7 +142,7 @@ struct Config {
   /// Largest message (bytes per rank's contribution) the LL one-shot path takes under Auto
   /// (MSCCLPP_COLL_LL_MAX_BYTES).
   size_t llMaxBytes = 0;
-  /// Forces one algorithm for every collective that has it (MSCCLPP_COLL_ALGO=ll|ll2|staged|zerocopy).
+  /// Forces one algorithm for every collective that has it (MSCCLPP_COLL_ALGO=ll|ll2|staged|zerocopy|ce).
   Algorithm forceAlgorithm = Algorithm::Auto;
   /// When set, asked first for every call with the collective, the per-pair segment bytes and the
   /// rank count; returning Auto leaves the choice to the table. Must answer the same on every rank.
@@ -219,13 +222,13 @@ class Collectives {
 
   /// Collective (every rank, same order relative to other registrations): maps [ptr, ptr + bytes) of
   /// every rank into every rank, so that all-reduce, reduce-scatter and all-gather on buffers inside it
-  /// run ZeroCopy above the LL sizes. A call takes the zero-copy path when its buffers lie inside one
-  /// registration; every rank must then pass buffers of the same registration at the same offset from
-  /// the registered pointer (as NCCL's symmetric windows require), which is how the ranks agree on
-  /// the path without asking each other. Throws Error(InvalidUsage) on every rank, registering
-  /// nothing, when any rank's buffer is null, empty, not device memory of the current GPU, overlaps one
-  /// of its registrations or cannot be exported, when ranks register different sizes, or when a rank
-  /// cannot map a peer's buffer. Not inside a CUDA graph capture.
+  /// run ZeroCopy above the LL sizes (large all-gathers and broadcasts CopyEngine). A call takes the zero-copy path
+  /// when its buffers lie inside one registration; every rank must then pass buffers of the same registration at the
+  /// same offset from the registered pointer (as NCCL's symmetric windows require), which is how the ranks agree on the
+  /// path without asking each other. Throws Error(InvalidUsage) on every rank, registering nothing, when any rank's
+  /// buffer is null, empty, not device memory of the current GPU, overlaps one of its registrations or cannot be
+  /// exported, when ranks register different sizes, or when a rank cannot map a peer's buffer. Not inside a CUDA graph
+  /// capture.
   void registerBuffer(void* ptr, size_t bytes);
   /// Collective: removes the registration made with `ptr`. Waits for this rank's device work first and
   /// meets every rank, so that no kernel of any rank still uses the buffer when this returns and it

@@ -88,8 +88,9 @@ class Env {
   /// MSCCLPP_COLL_LL_MAX_BYTES: the largest segment x (ranks - 1) the collectives send as LL packets
   /// when they choose the algorithm themselves; a size as for MSCCLPP_COLL_SCRATCH_BYTES. Default 512K.
   const uint64_t collLLMaxBytes;
-  /// MSCCLPP_COLL_ALGO: "auto", "ll", "ll2" (two-shot LL, all-reduce), "staged" or
-  /// "zerocopy" (registered buffers only): the algorithm every collective that has it runs with.
+  /// MSCCLPP_COLL_ALGO: "auto", "ll", "ll2" (two-shot LL, all-reduce), "staged",
+  /// "zerocopy" or "ce" (copy engines; both on registered buffers only): the algorithm every collective
+  /// that has it runs with.
   /// Default "auto".
   const std::string collAlgo;
 

@@ -121,8 +121,8 @@ Env::Env(const Lookup& lookup)
       collScratchBytes(readSize(lookup, "MSCCLPP_COLL_SCRATCH_BYTES", 64ull << 20, problems_)),
       collMaxBlocks(readIntIn(lookup, "MSCCLPP_COLL_MAX_BLOCKS", 1, 1024, 0, problems_)),
       collLLMaxBytes(readSize(lookup, "MSCCLPP_COLL_LL_MAX_BYTES", 512ull << 10, problems_)),
-      collAlgo(
-          readChoice(lookup, "MSCCLPP_COLL_ALGO", {"auto", "ll", "ll2", "staged", "zerocopy"}, "auto", problems_)) {
+      collAlgo(readChoice(lookup, "MSCCLPP_COLL_ALGO", {"auto", "ll", "ll2", "staged", "zerocopy", "ce"}, "auto",
+                          problems_)) {
   for (const char* name : {"MSCCLPP_DEBUG", "MSCCLPP_DEBUG_SUBSYS", "MSCCLPP_DEBUG_FILE", "MSCCLPP_LOG_LEVEL",
                            "MSCCLPP_LOG_SUBSYS", "MSCCLPP_LOG_FILE"}) {
     if (lookup(name)) present_.insert(name);

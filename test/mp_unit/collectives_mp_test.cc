@@ -8,10 +8,10 @@
 // for floating types; results that every rank holds must be bit-identical across ranks. Then CUDA
 // graph capture and replay, 32 calls back to back at 1 MiB + 3 elements, two objects in flight on
 // two streams, send/recv groups, no growth of device memory over 10,000 calls, and the rejection of
-// bad arguments. Each algorithm that Auto does not reach at every size runs the matrix too through an
-// object that forces it: zero-copy on registered buffers, two-shot LL and staged all-reduce. Zero-copy
-// has its own tests as well: graphs, back-to-back calls mixed
-// with the other paths, a buffer freed and reallocated, and registrations refused on every rank. Inputs are uploaded in
+// bad arguments. Each algorithm that Auto does not reach at every size runs the matrix too, through an
+// object that forces it: zero-copy and copy engines on registered buffers, two-shot LL and staged
+// all-reduce. Zero-copy has its own tests as well: graphs, back-to-back calls mixed with the other
+// paths, a buffer freed and reallocated, and registrations refused on every rank. Inputs are uploaded in
 // the order of the stream the collectives run on (upload()).
 
 #include <cuda_runtime.h>
@@ -63,10 +63,11 @@ struct DeviceBytes {
 struct Shared {
   std::shared_ptr<Communicator> comm;
   std::unique_ptr<Collectives> coll;
-  std::unique_ptr<Collectives> second;    // for two collectives in flight
-  std::unique_ptr<Collectives> zeroCopy;  // forces ZeroCopy wherever the buffers are registered
-  std::unique_ptr<Collectives> twoShot;   // forces LLTwoShot (all-reduce)
-  std::unique_ptr<Collectives> staged;    // forces Staged
+  std::unique_ptr<Collectives> second;      // for two collectives in flight
+  std::unique_ptr<Collectives> zeroCopy;    // forces ZeroCopy wherever the buffers are registered
+  std::unique_ptr<Collectives> twoShot;     // forces LLTwoShot (all-reduce)
+  std::unique_ptr<Collectives> staged;      // forces Staged
+  std::unique_ptr<Collectives> copyEngine;  // forces CopyEngine wherever the buffers are registered
 };
 Shared& shared() {
   static Shared s;
@@ -79,6 +80,7 @@ class SharedTeardown : public ::testing::Environment {
     if (shared().coll) {
       (void)cudaDeviceSynchronize();
       MPI_Barrier(MPI_COMM_WORLD);  // nobody still uses a scratch this rank is about to free
+      shared().copyEngine.reset();
       shared().staged.reset();
       shared().twoShot.reset();
       shared().zeroCopy.reset();
@@ -109,6 +111,8 @@ class CollectivesMpTest : public MultiProcessTest {
       shared().twoShot = std::make_unique<Collectives>(shared().comm, forced);
       forced.forceAlgorithm = Algorithm::Staged;
       shared().staged = std::make_unique<Collectives>(shared().comm, forced);
+      forced.forceAlgorithm = Algorithm::CopyEngine;
+      shared().copyEngine = std::make_unique<Collectives>(shared().comm, forced);
     }
     return !anyRank(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess);
   }
@@ -200,9 +204,9 @@ const char* sizeName(Size size) {
   return "?";
 }
 
-/// The object a matrix case runs on: Auto's choice, or one algorithm forced (ZeroCopy on buffers
-/// registered for the call).
-enum class Path { Auto, ZeroCopy, TwoShot, Staged };
+/// The object a matrix case runs on: Auto's choice, or one algorithm forced (ZeroCopy and CopyEngine
+/// on buffers registered for the call).
+enum class Path { Auto, ZeroCopy, TwoShot, Staged, CopyEngine };
 
 const char* pathSuffix(Path path) {
   switch (path) {
@@ -214,6 +218,8 @@ const char* pathSuffix(Path path) {
       return "_ll2";
     case Path::Staged:
       return "_staged";
+    case Path::CopyEngine:
+      return "_ce";
   }
   return "?";
 }
@@ -258,7 +264,7 @@ class CollectivesMatrix : public CollectivesMpTest, public ::testing::WithParamI
 TEST_P(CollectivesMatrix, MatchesHostReference) {
   COLL_REQUIRE_GPU();
   const auto [collective, type, opKind, size, inPlace, path] = GetParam();
-  const bool registered = path == Path::ZeroCopy;
+  const bool registered = path == Path::ZeroCopy || path == Path::CopyEngine;
   const int n = nRanks, r = rank;
   const int root = n > 1 ? 1 : 0;
   const uint64_t es = dataTypeSize(type);
@@ -308,10 +314,11 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
   const bool inputCopied = hasInput && scatterRoot && sendElems > 0;
   if (inputCopied) CUDA_OK(upload(send, inputs[r].data(), sendElems * es));
   // Registered: the whole of each buffer, guard bytes included, on the object that forces ZeroCopy.
-  Collectives& c = path == Path::ZeroCopy  ? zeroCopy()
-                   : path == Path::TwoShot ? *shared().twoShot
-                   : path == Path::Staged  ? *shared().staged
-                                           : coll();
+  Collectives& c = path == Path::ZeroCopy     ? zeroCopy()
+                   : path == Path::TwoShot    ? *shared().twoShot
+                   : path == Path::Staged     ? *shared().staged
+                   : path == Path::CopyEngine ? *shared().copyEngine
+                                              : coll();
   if (registered) {
     c.registerBuffer(recvMem.ptr, bufferElems * es + kGuardBytes);
     if (!inPlace) c.registerBuffer(sendMem.ptr, sendElems * es);
@@ -474,6 +481,9 @@ std::vector<MatrixParam> matrixCases() {
             const bool forcedSize = size == Size::One || size == Size::Odd || size == Size::MiBPlus3;
             if (zeroCopyCollective(c) && (forcedSize || size == Size::Big)) {
               cases.emplace_back(c, type, op, size, inPlace, Path::ZeroCopy);
+            }
+            if ((c == Collective::AllGather || c == Collective::Broadcast) && (forcedSize || size == Size::Big)) {
+              cases.emplace_back(c, type, op, size, inPlace, Path::CopyEngine);
             }
             if (c == Collective::AllReduce && forcedSize) {
               cases.emplace_back(c, type, op, size, inPlace, Path::TwoShot);

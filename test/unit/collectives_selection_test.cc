@@ -162,7 +162,9 @@ TEST(CollectivesSelection, RegisteredBuffersTakeZeroCopyAboveTheLLSizes) {
       EXPECT_EQ(selectAlgorithm(coll, edge + 1, n, c, l, true), mid) << collectiveName(coll) << n;
       EXPECT_EQ(selectAlgorithm(coll, kLLTwoShotMaxBytes + 1, n, c, l, true), Algorithm::ZeroCopy)
           << collectiveName(coll) << n;
-      EXPECT_EQ(selectAlgorithm(coll, 64 << 20, n, c, l, true), Algorithm::ZeroCopy) << collectiveName(coll) << n;
+      // Large all-gathers go to the copy engines instead.
+      const Algorithm large = coll == Collective::AllGather ? Algorithm::CopyEngine : Algorithm::ZeroCopy;
+      EXPECT_EQ(selectAlgorithm(coll, 64 << 20, n, c, l, true), large) << collectiveName(coll) << n;
       EXPECT_EQ(selectAlgorithm(coll, 64 << 20, n, c, l, false), Algorithm::Staged) << collectiveName(coll) << n;
     }
   }
@@ -234,6 +236,29 @@ TEST(CollectivesTiling, TwoShotChunksCoverTheMessageAndEveryBlockHasPackets) {
         EXPECT_EQ(t.end(t.nBlocks - 1), t.packets);
       }
     }
+  }
+}
+
+TEST(CollectivesSelection, LargeRegisteredGathersAndBroadcastsTakeTheCopyEngines) {
+  const Config c = resolved({}, 2);
+  for (int n : {2, 4}) {
+    const ScratchLayout l = makeScratchLayout(n, c.maxBlocks, c.llMaxBytes, c.scratchBytes);
+    EXPECT_EQ(selectAlgorithm(Collective::AllGather, kCopyEngineMinBytes, n, c, l, true), Algorithm::CopyEngine);
+    EXPECT_EQ(selectAlgorithm(Collective::AllGather, kCopyEngineMinBytes - 16, n, c, l, true), Algorithm::ZeroCopy);
+    EXPECT_EQ(selectAlgorithm(Collective::AllGather, kCopyEngineMinBytes, n, c, l, false), Algorithm::Staged);
+    EXPECT_EQ(selectAlgorithm(Collective::Broadcast, kCopyEngineMinBytes, n, c, l, true), Algorithm::CopyEngine);
+    EXPECT_EQ(selectAlgorithm(Collective::Broadcast, kCopyEngineMinBytes - 16, n, c, l, true), Algorithm::Staged);
+    EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 64 << 20, n, c, l, true), Algorithm::ZeroCopy);
+  }
+  const Config forced = resolved({{"MSCCLPP_COLL_ALGO", "ce"}});
+  EXPECT_EQ(forced.forceAlgorithm, Algorithm::CopyEngine);
+  const ScratchLayout l = makeScratchLayout(2, forced.maxBlocks, forced.llMaxBytes, forced.scratchBytes);
+  EXPECT_EQ(selectAlgorithm(Collective::AllGather, 8, 2, forced, l, true), Algorithm::CopyEngine);
+  EXPECT_EQ(selectAlgorithm(Collective::AllGather, 8, 2, forced, l, false), Algorithm::Staged);
+  for (Collective coll : {Collective::AllReduce, Collective::ReduceScatter, Collective::Reduce, Collective::AllToAll,
+                          Collective::AllToAllv, Collective::Gather, Collective::Scatter, Collective::SendRecv}) {
+    EXPECT_FALSE(hasCopyEngine(coll));
+    EXPECT_EQ(selectAlgorithm(coll, 1 << 20, 2, forced, l, true), Algorithm::Staged) << collectiveName(coll);
   }
 }
 

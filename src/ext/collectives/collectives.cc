@@ -293,6 +293,10 @@ void Collectives::allGather(const void* send, void* recv, size_t count, DataType
     launchZeroCopyAllGather(m.dev, send, outs, bytes, stream);
     return;
   }
+  if (algorithm == Algorithm::CopyEngine) {
+    launchCopyEngineAllGather(m.dev, send, outs, bytes, stream);
+    return;
+  }
   m.copyLocal(out + m.rank * bytes, send, bytes, stream);
   PairPlan plan;
   for (int p = 0; p < m.nRanks; ++p) {
@@ -355,6 +359,12 @@ void Collectives::broadcast(const void* send, void* recv, size_t count, DataType
   if (m.rank == root) m.checkBuffer(send, bytes, type, "broadcast send");
   m.checkBuffer(recv, bytes, type, "broadcast recv");
   if (count == 0) return;
+  PeerBuffers outs;
+  const bool registered = m.registered(recv, bytes, outs);
+  if (m.choose(Collective::Broadcast, bytes, registered) == Algorithm::CopyEngine) {
+    launchCopyEngineBroadcast(m.dev, send, outs, bytes, root, stream);
+    return;
+  }
   PairPlan plan;
   if (m.rank == root) {
     m.copyLocal(recv, send, bytes, stream);

@@ -4,9 +4,10 @@
 // What the host passes to the collective kernels, and the launchers, one family per file:
 // ll_one_shot.cu (LL packets, all pairs), ll_two_shot.cu (LL packets, reduce-scatter then
 // all-gather), staged.cu (reductions through scratch in barrier-separated rounds), pairwise.cu (data
-// movement between pairs of ranks through scratch) and zero_copy.cu (registered buffers read and
-// written in place). Everything a kernel needs travels in its parameters, so a captured graph holds no
-// pointer into host memory.
+// movement between pairs of ranks through scratch), zero_copy.cu (registered buffers read and
+// written in place) and copy_engine.cu (copies into registered buffers by the copy engines).
+// Everything a kernel needs travels in its parameters, so a captured graph holds no pointer into host
+// memory.
 
 #ifndef MSCCLPP_EXT_COLLECTIVES_KERNELS_HPP_
 #define MSCCLPP_EXT_COLLECTIVES_KERNELS_HPP_
@@ -74,6 +75,12 @@ void launchZeroCopyReduceScatter(const DeviceState& s, const PeerBuffers& in, vo
                                  const ReduceSpec& op, cudaStream_t stream);
 void launchZeroCopyAllGather(const DeviceState& s, const void* send, const PeerBuffers& out, uint64_t segBytes,
                              cudaStream_t stream);
+
+// Copy engines into registered receive buffers (copy_engine.cu).
+void launchCopyEngineAllGather(const DeviceState& s, const void* send, const PeerBuffers& out, uint64_t segBytes,
+                               cudaStream_t stream);
+void launchCopyEngineBroadcast(const DeviceState& s, const void* send, const PeerBuffers& out, uint64_t bytes, int root,
+                               cudaStream_t stream);
 
 /// One transfer between this rank and `peer`: up to sendBytes from `send` to the peer and up to
 /// recvBytes from the peer into `recv`. The i-th entry with a peer pairs with the peer's i-th entry

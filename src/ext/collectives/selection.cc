@@ -19,6 +19,7 @@ Algorithm algorithmNamed(const std::string& name) {
   if (name == "staged") return Algorithm::Staged;
   if (name == "zerocopy") return Algorithm::ZeroCopy;
   if (name == "ll2") return Algorithm::LLTwoShot;
+  if (name == "ce") return Algorithm::CopyEngine;
   return Algorithm::Auto;
 }
 
@@ -74,10 +75,29 @@ bool hasZeroCopy(Collective collective) {
   return false;
 }
 
+bool hasCopyEngine(Collective collective) {
+  switch (collective) {
+    case Collective::AllGather:
+    case Collective::Broadcast:
+      return true;
+    case Collective::AllReduce:
+    case Collective::ReduceScatter:
+    case Collective::Reduce:
+    case Collective::AllToAll:
+    case Collective::AllToAllv:
+    case Collective::Gather:
+    case Collective::Scatter:
+    case Collective::SendRecv:
+      return false;
+  }
+  return false;
+}
+
 Algorithm selectAlgorithm(Collective collective, size_t segBytes, int nRanks, const Config& config,
                           const ScratchLayout& layout, bool registered) {
   if (nRanks < 2) return Algorithm::Staged;
   const bool zeroCopy = registered && hasZeroCopy(collective);
+  const bool copyEngine = registered && hasCopyEngine(collective);
   const PacketTiling tiling = makePacketTiling(segBytes, layout.maxBlocks, kLLPacketsPerBlock);
   const bool llFits = hasLLOneShot(collective) && tiling.packetsPerBlock <= layout.llSlotPackets;
   const bool twoShotFits = collective == Collective::AllReduce &&
@@ -95,6 +115,9 @@ Algorithm selectAlgorithm(Collective collective, size_t segBytes, int nRanks, co
     } else if (twoShotFits && segBytes <= kLLTwoShotMaxBytes) {
       // Two-shot sends each byte twice as packets, whatever the rank count, and needs no barrier.
       wanted = Algorithm::LLTwoShot;
+    } else if (copyEngine && segBytes >= kCopyEngineMinBytes) {
+      // Large copies: the copy engines move them with no SM, beside two small barrier kernels.
+      wanted = Algorithm::CopyEngine;
     } else {
       wanted = zeroCopy ? Algorithm::ZeroCopy : Algorithm::Staged;
     }
@@ -102,6 +125,7 @@ Algorithm selectAlgorithm(Collective collective, size_t segBytes, int nRanks, co
   if (wanted == Algorithm::LLOneShot && !llFits) return Algorithm::Staged;
   if (wanted == Algorithm::ZeroCopy && !zeroCopy) return Algorithm::Staged;
   if (wanted == Algorithm::LLTwoShot && !twoShotFits) return Algorithm::Staged;
+  if (wanted == Algorithm::CopyEngine && !copyEngine) return Algorithm::Staged;
   return wanted;
 }
 

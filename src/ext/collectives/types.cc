@@ -88,6 +88,8 @@ const char* algorithmName(Algorithm algorithm) {
       return "zerocopy";
     case Algorithm::LLTwoShot:
       return "ll2";
+    case Algorithm::CopyEngine:
+      return "ce";
   }
   return "unknown";
 }
