@@ -60,8 +60,8 @@ void launchCopyEngineAllGather(const DeviceState& s, const void* send, const Pee
   launchBarrier(s, stream);
 }
 
-void launchCopyEngineBroadcast(const DeviceState& s, const void* send, const PeerBuffers& out, uint64_t bytes,
-                               int root, cudaStream_t stream) {
+void launchCopyEngineBroadcast(const DeviceState& s, const void* send, const PeerBuffers& out, uint64_t bytes, int root,
+                               cudaStream_t stream) {
   launchBarrier(s, stream);
   if (s.rank == root) {
     for (int t = 0; t < s.nRanks; ++t) copy(out.ptr[(s.rank + t) % s.nRanks], send, bytes, stream);
