@@ -113,9 +113,15 @@ inline bool isIntegral(DataType type) {
     case DataType::Int64:
     case DataType::Uint64:
       return true;
-    default:
+    case DataType::Float16:
+    case DataType::Float32:
+    case DataType::Float64:
+    case DataType::Bfloat16:
+    case DataType::Fp8E4M3:
+    case DataType::Fp8E5M2:
       return false;
   }
+  return false;
 }
 
 inline bool isSigned(DataType type) {
@@ -139,9 +145,15 @@ inline uint64_t intBits(DataType type, const void* p) {
       std::memcpy(&v, p, 8);
       return v;
     }
-    default:
+    case DataType::Float16:
+    case DataType::Float32:
+    case DataType::Float64:
+    case DataType::Bfloat16:
+    case DataType::Fp8E4M3:
+    case DataType::Fp8E5M2:
       return 0;
   }
+  return 0;
 }
 
 /// Stores the low bits of `v` as an element of integer `type` (wrap-around).
@@ -156,23 +168,34 @@ inline int64_t signedValue(DataType type, uint64_t v) {
       return static_cast<int8_t>(v);
     case DataType::Int32:
       return static_cast<int32_t>(v);
-    default:
+    case DataType::Uint8:
+    case DataType::Uint32:
+    case DataType::Int64:
+    case DataType::Uint64:
+    case DataType::Float16:
+    case DataType::Float32:
+    case DataType::Float64:
+    case DataType::Bfloat16:
+    case DataType::Fp8E4M3:
+    case DataType::Fp8E5M2:
       return static_cast<int64_t>(v);
   }
+  return static_cast<int64_t>(v);
 }
 
-/// The reduction of inputs[0..n-1] (one element each, of `type`) under `op` with `scalar` (the
-/// PreMulSum scalar as an element of `type`), stored at out.
+/// The reduction of inputs[0..n-1] (one element each, of `type`, input q from rank q) under `op`,
+/// stored at out. PreMulSum: scalars[q] is rank q's scalar (an element of `type`), and, as in NCCL,
+/// rank q's input is multiplied by it and rounded to `type` before the sum. Other ops ignore scalars.
 inline void referenceReduce(DataType type, ReduceOp::Kind op, const std::vector<const void*>& inputs,
-                            const void* scalar, void* out) {
+                            const std::vector<const void*>& scalars, void* out) {
   const int n = static_cast<int>(inputs.size());
   if (isIntegral(type)) {
     const uint64_t mask =
         collectives::dataTypeSize(type) == 8 ? ~0ull : (1ull << (8 * collectives::dataTypeSize(type))) - 1;
-    const uint64_t s = scalar ? intBits(type, scalar) : 1;
     uint64_t acc = 0;
     for (int q = 0; q < n; ++q) {
       const uint64_t x = intBits(type, inputs[q]);
+      const uint64_t s = op == ReduceOp::Kind::PreMulSum ? intBits(type, scalars.at(q)) : 1;
       switch (op) {
         case ReduceOp::Kind::Sum:
         case ReduceOp::Kind::Avg:
@@ -201,7 +224,6 @@ inline void referenceReduce(DataType type, ReduceOp::Kind op, const std::vector<
     storeIntBits(type, acc, out);
     return;
   }
-  const double s = scalar ? toDouble(type, scalar) : 1.0;
   double acc = 0;
   for (int q = 0; q < n; ++q) {
     const double x = toDouble(type, inputs[q]);
@@ -210,9 +232,13 @@ inline void referenceReduce(DataType type, ReduceOp::Kind op, const std::vector<
       case ReduceOp::Kind::Avg:
         acc = q == 0 ? x : acc + x;
         break;
-      case ReduceOp::Kind::PreMulSum:
-        acc = q == 0 ? s * x : acc + s * x;
+      case ReduceOp::Kind::PreMulSum: {
+        std::vector<char> scaled(collectives::dataTypeSize(type));
+        fromDouble(type, toDouble(type, scalars.at(q)) * x, scaled.data());
+        const double y = toDouble(type, scaled.data());
+        acc = q == 0 ? y : acc + y;
         break;
+      }
       case ReduceOp::Kind::Prod:
         acc = q == 0 ? x : acc * x;
         break;
@@ -252,7 +278,12 @@ inline double tolerance(DataType type, double reference) {
     case DataType::Float64:
       eps = std::ldexp(1.0, -50);
       break;
-    default:
+    case DataType::Int8:
+    case DataType::Uint8:
+    case DataType::Int32:
+    case DataType::Uint32:
+    case DataType::Int64:
+    case DataType::Uint64:
       return 0;
   }
   return eps * std::fabs(reference);

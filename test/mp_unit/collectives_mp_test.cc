@@ -203,7 +203,11 @@ void bufferElements(Collective c, uint64_t count, int n, uint64_t& sendElems, ui
     case Collective::AllToAll:
       sendElems = recvElems = count * n;
       break;
-    default:
+    case Collective::AllReduce:
+    case Collective::Broadcast:
+    case Collective::Reduce:
+    case Collective::AllToAllv:
+    case Collective::SendRecv:
       break;
   }
 }
@@ -246,7 +250,12 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
         send = recv;
         recv = send + r * count * es;
         break;
-      default:
+      case Collective::AllReduce:
+      case Collective::Reduce:
+      case Collective::Broadcast:
+      case Collective::AllToAll:
+      case Collective::AllToAllv:
+      case Collective::SendRecv:
         send = recv;
         break;
     }
@@ -257,15 +266,20 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
   const bool inputCopied = hasInput && scatterRoot && sendElems > 0;
   if (inputCopied) CUDA_OK(upload(send, inputs[r].data(), sendElems * es));
 
+  // PreMulSum: rank q scales by q + 1, as nccl-tests gives each rank a scalar of its own.
   DeviceBytes scalarMem(8);
   ReduceOp op;
-  std::vector<char> scalar(es);
-  fromDouble(type, 2.0, scalar.data());
+  std::vector<std::vector<char>> scalars(n, std::vector<char>(es));
+  std::vector<const void*> scalarOf(n);
+  for (int q = 0; q < n; ++q) {
+    fromDouble(type, q + 1.0, scalars[q].data());
+    scalarOf[q] = scalars[q].data();
+  }
   if (opKind == ReduceOp::Kind::PreMulSum) {
     if (seed % 2 == 0) {
-      op = ReduceOp::preMulSumHost(scalar.data(), type);
+      op = ReduceOp::preMulSumHost(scalars[r].data(), type);
     } else {
-      CUDA_OK(upload(scalarMem.ptr, scalar.data(), es));
+      CUDA_OK(upload(scalarMem.ptr, scalars[r].data(), es));
       op = ReduceOp::preMulSumDevice(scalarMem.ptr);
     }
   } else {
@@ -297,7 +311,8 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
     case Collective::Scatter:
       coll().scatter(send, recv, count, type, root, stream);
       break;
-    default:
+    case Collective::AllToAllv:
+    case Collective::SendRecv:
       FAIL() << "not a matrix collective";
   }
   CUDA_OK(cudaStreamSynchronize(stream));
@@ -325,8 +340,7 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
       }
       for (uint64_t i = 0; i < count; ++i) {
         for (int q = 0; q < n; ++q) parts[q] = inputs[q].data() + (base + i) * es;
-        referenceReduce(type, opKind, parts, opKind == ReduceOp::Kind::PreMulSum ? scalar.data() : nullptr,
-                        out + i * es);
+        referenceReduce(type, opKind, parts, scalarOf, out + i * es);
       }
       break;
     }
@@ -348,7 +362,8 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
     case Collective::AllToAll:
       for (int q = 0; q < n; ++q) std::memcpy(out + q * count * es, inputs[q].data() + r * count * es, count * es);
       break;
-    default:
+    case Collective::AllToAllv:
+    case Collective::SendRecv:
       break;
   }
 
