@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Copyright (c) 2026 The libmscclpp authors
+# SPDX-License-Identifier: MIT
+#
+# MSCCL++ a02ba3b1's own Python tests (python/test/test_mscclpp.py), unchanged, against this project's
+# module. The tests are not part of the project: the caller supplies MSCCL++'s sources and this script
+# keeps a copy in a git-ignored folder (default <repo>/.reference-python).
+#
+#   reference_tests.sh prepare <mscclpp git dir or checkout> [copy]
+#       copies python/test/ and test/execution-files/ (the plans test_executor reads) at a02ba3b1
+#   reference_tests.sh build <build dir> [copy]
+#       builds the test's helper extension `_ext` into the copy: MSCCL++ writes it with nanobind, this
+#       project's module is pybind11, so proxy_test_ext.cpp (a pybind11 equivalent) replaces the copy's
+#       _cpp/proxy_test.cpp; that is the copy's only change
+#   reference_tests.sh run <build dir> <ranks> [copy] [pytest arguments...]
+#       runs test_mscclpp.py as <ranks> MPI ranks on this host (every rank on GPU 0 where there is one GPU,
+#       under a private MPS daemon) and prints "N passed, N failed, N skipped" and the reasons for skips
+#
+# ranks_plugin.py (loaded with -p) picks the GPUs and skips the InfiniBand cases where the machine has no
+# IB device; NVLS cases skip themselves where NVLS is missing (is_nvls_supported()).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+commit=a02ba3b1bdb3ba65dcabb8cff0fa0515cbd750df
+python=${PYTHON:-python3}
+
+usage() {
+  sed -n '/^#   reference_tests.sh/,/^#$/p' "$0" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+
+prepare() {
+  local source=${1:?MSCCL++ git dir or checkout}
+  local copy=${2:-$root/.reference-python}
+  rm -rf "$copy"
+  mkdir -p "$copy"
+  if git --git-dir="$source" rev-parse --verify -q "$commit^{commit}" >/dev/null 2>&1; then
+    git --git-dir="$source" archive "$commit" python/test test/execution-files | tar -x -C "$copy"
+  elif git -C "$source" rev-parse --verify -q "$commit^{commit}" >/dev/null 2>&1; then
+    git -C "$source" archive "$commit" python/test test/execution-files | tar -x -C "$copy"
+  elif [ -f "$source/python/test/test_mscclpp.py" ] && [ -d "$source/test/execution-files" ]; then
+    mkdir -p "$copy/python" "$copy/test"
+    cp -r "$source/python/test" "$copy/python/test"
+    cp -r "$source/test/execution-files" "$copy/test/execution-files"
+  else
+    echo "prepare: $source holds neither commit $commit nor python/test and test/execution-files" >&2
+    exit 1
+  fi
+  echo "prepare: MSCCL++ python/test and test/execution-files in $copy"
+}
+
+build_ext() {
+  local build=${1:?build dir}
+  local copy=${2:-$root/.reference-python}
+  local cpp=$copy/python/test/_cpp
+  [ -d "$cpp" ] || { echo "build: $cpp is missing; run prepare first" >&2; exit 1; }
+  [ -f "$build/src/libmscclpp.so" ] || { echo "build: $build/src/libmscclpp.so is missing" >&2; exit 1; }
+  cp "$here/proxy_test_ext.cpp" "$cpp/proxy_test.cpp"
+  local cuda=${CUDA_HOME:-/usr/local/cuda}
+  local suffix
+  suffix=$("$python" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+  # shellcheck disable=SC2046  # pybind11 --includes prints several -I flags
+  ${CXX:-c++} -std=c++17 -O2 -shared -fPIC -Wall -Wextra $("$python" -m pybind11 --includes) \
+    -I"$root/include" -I"$build/include" -I"$cuda/include" "$cpp/proxy_test.cpp" \
+    -L"$build/src" -lmscclpp -Wl,-rpath,"$build/src" -o "$cpp/_ext$suffix"
+  echo "build: $cpp/_ext$suffix"
+}
+
+# One rank: pytest with its junit report in $results; rank 0 prints its report, the others only on failure.
+rank() {
+  local results=$1
+  shift
+  local rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}
+  local args=(-p ranks_plugin -p no:cacheprovider -rs "--junitxml=$results/rank$rank.xml" "$@")
+  if [ "$rank" = 0 ]; then
+    exec "$python" -m pytest "${args[@]}"
+  fi
+  local log status=0
+  log=$(mktemp)
+  "$python" -m pytest "${args[@]}" >"$log" 2>&1 || status=$?
+  [ "$status" -ne 0 ] && sed "s/^/[rank $rank] /" "$log"
+  rm -f "$log"
+  exit "$status"
+}
+
+run() {
+  local build=${1:?build dir}
+  local ranks=${2:?rank count}
+  local copy=${3:-$root/.reference-python}
+  shift 3 || shift $#
+  local tests=$copy/python/test/test_mscclpp.py
+  [ -f "$tests" ] || { echo "run: $tests is missing; run prepare and build first" >&2; exit 1; }
+  local pythonpath=$build/python:$here
+  "$python" -c "import netifaces" 2>/dev/null || pythonpath=$pythonpath:$here/shim
+  local results=$build/test-results/reference_py_np$ranks
+  rm -rf "$results"
+  mkdir -p "$results"
+  local mps=$build/mps
+  "$root/tools/mps.sh" start "$mps"
+  local status=0
+  # Run from the copy's root, so that pytest imports python/test as the package `test` of the copy.
+  (cd "$copy" && PYTHONPATH=$pythonpath CUDA_MPS_PIPE_DIRECTORY=$mps/pipe CUDA_MPS_LOG_DIRECTORY=$mps/log \
+    "$root/test/mp_unit/run_mpi.sh" "$ranks" "$here/reference_tests.sh" rank "$results" "$tests" "$@") || status=$?
+  "$root/tools/mps.sh" stop "$mps"
+  echo "reference test_mscclpp.py at $ranks ranks: $("$python" "$root/tools/summarize_tests.py" "$results" -)"
+  return "$status"
+}
+
+case ${1:-} in
+prepare) shift; prepare "$@" ;;
+build) shift; build_ext "$@" ;;
+rank) shift; rank "$@" ;;
+run) shift; run "$@" ;;
+*) usage ;;
+esac
