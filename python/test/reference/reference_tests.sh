@@ -22,7 +22,15 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 commit=a02ba3b1bdb3ba65dcabb8cff0fa0515cbd750df
-python=${PYTHON:-python3}
+# The interpreter that runs the tests and builds the helper: $PYTHON, else the one the build's module was
+# made for (set in build_python once the build dir is known).
+python=${PYTHON:-}
+
+build_python() {
+  [ -n "$python" ] && return
+  python=$(sed -n 's/^_\{0,1\}Python_EXECUTABLE:[A-Z]*=//p' "$1/CMakeCache.txt" | head -n 1)
+  python=${python:-python3}
+}
 
 usage() {
   sed -n '/^#   reference_tests.sh/,/^#$/p' "$0" | sed 's/^# \{0,1\}//' >&2
@@ -53,14 +61,21 @@ build_ext() {
   local build=${1:?build dir}
   local copy=${2:-$root/.reference-python}
   local cpp=$copy/python/test/_cpp
+  build_python "$build"
   [ -d "$cpp" ] || { echo "build: $cpp is missing; run prepare first" >&2; exit 1; }
   [ -f "$build/src/libmscclpp.so" ] || { echo "build: $build/src/libmscclpp.so is missing" >&2; exit 1; }
   cp "$here/proxy_test_ext.cpp" "$cpp/proxy_test.cpp"
   local cuda=${CUDA_HOME:-/usr/local/cuda}
+  # The pybind11 headers the build's _mscclpp was compiled with: two modules share their types only when
+  # built against the same pybind11.
+  local cached dir includes=() dirs=()
+  cached=$(sed -n 's/^pybind11_INCLUDE_DIRS:INTERNAL=//p' "$build/CMakeCache.txt")
+  [ -n "$cached" ] || { echo "build: $build/CMakeCache.txt names no pybind11 (was the module built?)" >&2; exit 1; }
+  IFS=';' read -r -a dirs <<<"$cached"
+  for dir in "${dirs[@]}"; do includes+=("-I$dir"); done
   local suffix
   suffix=$("$python" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-  # shellcheck disable=SC2046  # pybind11 --includes prints several -I flags
-  ${CXX:-c++} -std=c++17 -O2 -shared -fPIC -Wall -Wextra $("$python" -m pybind11 --includes) \
+  ${CXX:-c++} -std=c++17 -O2 -shared -fPIC -Wall -Wextra "${includes[@]}" \
     -I"$root/include" -I"$build/include" -I"$cuda/include" "$cpp/proxy_test.cpp" \
     -L"$build/src" -lmscclpp -Wl,-rpath,"$build/src" -o "$cpp/_ext$suffix"
   echo "build: $cpp/_ext$suffix"
@@ -71,7 +86,8 @@ rank() {
   local results=$1
   shift
   local rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}
-  local args=(-p ranks_plugin -p no:cacheprovider -rs "--junitxml=$results/rank$rank.xml" "$@")
+  # No ini file: this project's pyproject.toml would otherwise configure the copy's run.
+  local args=(-c /dev/null --rootdir . -p ranks_plugin -p no:cacheprovider -rs "--junitxml=$results/rank$rank.xml" "$@")
   if [ "$rank" = 0 ]; then
     exec "$python" -m pytest "${args[@]}"
   fi
@@ -88,9 +104,13 @@ run() {
   local ranks=${2:?rank count}
   local copy=${3:-$root/.reference-python}
   shift 3 || shift $#
+  build=$(cd "$build" && pwd)
+  copy=$(cd "$copy" && pwd)
   local tests=$copy/python/test/test_mscclpp.py
+  build_python "$build"
+  export PYTHON=$python  # for the ranks, started by mpirun
   [ -f "$tests" ] || { echo "run: $tests is missing; run prepare and build first" >&2; exit 1; }
-  local pythonpath=$build/python:$here
+  local pythonpath=$build/python:$here${PYTHONPATH:+:$PYTHONPATH}
   "$python" -c "import netifaces" 2>/dev/null || pythonpath=$pythonpath:$here/shim
   local results=$build/test-results/reference_py_np$ranks
   rm -rf "$results"
