@@ -74,14 +74,14 @@ uint64_t scalarBits(double value, DataType type) {
 
 // The tensors of one call, read with the GIL held; the C++ call that follows releases it.
 struct Call {
-  cudaStream_t stream;
+  StreamArg stream;
   TensorArg send;
   TensorArg recv;
 };
 
 Call pairCall(const py::handle& send, const py::handle& recv, const py::handle& stream, const char* name) {
-  cudaStream_t handle = streamArg(stream, recv);
-  Call call{handle, tensorArg(send, handle, "send"), tensorArg(recv, handle, "recv")};
+  StreamArg streamArgument = streamArg(stream, recv);
+  Call call{streamArgument, tensorArg(send, streamArgument, "send"), tensorArg(recv, streamArgument, "recv")};
   if (call.send.type != call.recv.type) {
     throw Error(std::string(name) + ": send is " + collectives::dataTypeName(call.send.type) + ", recv is " +
                     collectives::dataTypeName(call.recv.type),
@@ -182,7 +182,7 @@ void bindCollectiveCalls(py::class_<Collectives>& cls) {
         Call c = pairCall(send, recv, stream, "all_reduce");
         expectCount("all_reduce", "recv", c.recv.count, c.send.count);
         py::gil_scoped_release release;
-        self.allReduce(c.send.data, c.recv.data, c.send.count, c.send.type, op, c.stream);
+        self.allReduce(c.send.data, c.recv.data, c.send.count, c.send.type, op, c.stream.handle);
       },
       py::arg("send"), py::arg("recv"), py::arg("op") = sum, py::arg("stream") = py::none());
   cls.def(
@@ -191,7 +191,7 @@ void bindCollectiveCalls(py::class_<Collectives>& cls) {
         Call c = pairCall(send, recv, stream, "all_gather");
         expectCount("all_gather", "recv", c.recv.count, c.send.count * self.nRanks());
         py::gil_scoped_release release;
-        self.allGather(c.send.data, c.recv.data, c.send.count, c.send.type, c.stream);
+        self.allGather(c.send.data, c.recv.data, c.send.count, c.send.type, c.stream.handle);
       },
       py::arg("send"), py::arg("recv"), py::arg("stream") = py::none());
   cls.def(
@@ -200,7 +200,7 @@ void bindCollectiveCalls(py::class_<Collectives>& cls) {
         Call c = pairCall(send, recv, stream, "reduce_scatter");
         expectCount("reduce_scatter", "send", c.send.count, c.recv.count * self.nRanks());
         py::gil_scoped_release release;
-        self.reduceScatter(c.send.data, c.recv.data, c.recv.count, c.recv.type, op, c.stream);
+        self.reduceScatter(c.send.data, c.recv.data, c.recv.count, c.recv.type, op, c.stream.handle);
       },
       py::arg("send"), py::arg("recv"), py::arg("op") = sum, py::arg("stream") = py::none());
   cls.def(
@@ -209,7 +209,7 @@ void bindCollectiveCalls(py::class_<Collectives>& cls) {
         Call c = pairCall(send, recv, stream, "broadcast");
         expectCount("broadcast", "send", c.send.count, c.recv.count);
         py::gil_scoped_release release;
-        self.broadcast(c.send.data, c.recv.data, c.recv.count, c.recv.type, root, c.stream);
+        self.broadcast(c.send.data, c.recv.data, c.recv.count, c.recv.type, root, c.stream.handle);
       },
       py::arg("send"), py::arg("recv"), py::arg("root"), py::arg("stream") = py::none());
   cls.def(
@@ -219,7 +219,7 @@ void bindCollectiveCalls(py::class_<Collectives>& cls) {
         // recv is written on the root only; elsewhere any tensor of the type will do.
         if (self.rank() == root) expectCount("reduce", "recv", c.recv.count, c.send.count);
         py::gil_scoped_release release;
-        self.reduce(c.send.data, c.recv.data, c.send.count, c.send.type, op, root, c.stream);
+        self.reduce(c.send.data, c.recv.data, c.send.count, c.send.type, op, root, c.stream.handle);
       },
       py::arg("send"), py::arg("recv"), py::arg("root"), py::arg("op") = sum, py::arg("stream") = py::none());
   cls.def(
@@ -229,7 +229,7 @@ void bindCollectiveCalls(py::class_<Collectives>& cls) {
         expectCount("all_to_all", "recv", c.recv.count, c.send.count);
         size_t count = perRank("all_to_all", "send", c.send.count, self.nRanks());
         py::gil_scoped_release release;
-        self.allToAll(c.send.data, c.recv.data, count, c.send.type, c.stream);
+        self.allToAll(c.send.data, c.recv.data, count, c.send.type, c.stream.handle);
       },
       py::arg("send"), py::arg("recv"), py::arg("stream") = py::none());
   cls.def(
@@ -239,7 +239,8 @@ void bindCollectiveCalls(py::class_<Collectives>& cls) {
          const std::vector<size_t>& recvDispls, py::handle stream) {
         Call c = pairCall(send, recv, stream, "all_to_allv");
         py::gil_scoped_release release;
-        self.allToAllv(c.send.data, sendCounts, sendDispls, c.recv.data, recvCounts, recvDispls, c.send.type, c.stream);
+        self.allToAllv(c.send.data, sendCounts, sendDispls, c.recv.data, recvCounts, recvDispls, c.send.type,
+                       c.stream.handle);
       },
       py::arg("send"), py::arg("send_counts"), py::arg("send_displs"), py::arg("recv"), py::arg("recv_counts"),
       py::arg("recv_displs"), py::arg("stream") = py::none());
@@ -249,7 +250,7 @@ void bindCollectiveCalls(py::class_<Collectives>& cls) {
         Call c = pairCall(send, recv, stream, "gather");
         if (self.rank() == root) expectCount("gather", "recv", c.recv.count, c.send.count * self.nRanks());
         py::gil_scoped_release release;
-        self.gather(c.send.data, c.recv.data, c.send.count, c.send.type, root, c.stream);
+        self.gather(c.send.data, c.recv.data, c.send.count, c.send.type, root, c.stream.handle);
       },
       py::arg("send"), py::arg("recv"), py::arg("root"), py::arg("stream") = py::none());
   cls.def(
@@ -258,7 +259,7 @@ void bindCollectiveCalls(py::class_<Collectives>& cls) {
         Call c = pairCall(send, recv, stream, "scatter");
         if (self.rank() == root) expectCount("scatter", "send", c.send.count, c.recv.count * self.nRanks());
         py::gil_scoped_release release;
-        self.scatter(c.send.data, c.recv.data, c.recv.count, c.recv.type, root, c.stream);
+        self.scatter(c.send.data, c.recv.data, c.recv.count, c.recv.type, root, c.stream.handle);
       },
       py::arg("send"), py::arg("recv"), py::arg("root"), py::arg("stream") = py::none());
 }
@@ -267,19 +268,19 @@ void bindPointToPoint(py::class_<Collectives>& cls) {
   cls.def(
       "send",
       [](Collectives& self, py::handle tensor, int peer, py::handle stream) {
-        cudaStream_t handle = streamArg(stream, tensor);
-        TensorArg t = tensorArg(tensor, handle, "send");
+        StreamArg streamArgument = streamArg(stream, tensor);
+        TensorArg t = tensorArg(tensor, streamArgument, "send");
         py::gil_scoped_release release;
-        self.send(t.data, t.count, t.type, peer, handle);
+        self.send(t.data, t.count, t.type, peer, streamArgument.handle);
       },
       py::arg("tensor"), py::arg("peer"), py::arg("stream") = py::none());
   cls.def(
       "recv",
       [](Collectives& self, py::handle tensor, int peer, py::handle stream) {
-        cudaStream_t handle = streamArg(stream, tensor);
-        TensorArg t = tensorArg(tensor, handle, "recv");
+        StreamArg streamArgument = streamArg(stream, tensor);
+        TensorArg t = tensorArg(tensor, streamArgument, "recv");
         py::gil_scoped_release release;
-        self.recv(t.data, t.count, t.type, peer, handle);
+        self.recv(t.data, t.count, t.type, peer, streamArgument.handle);
       },
       py::arg("tensor"), py::arg("peer"), py::arg("stream") = py::none());
   cls.def("group_start", &Collectives::groupStart);

@@ -4,6 +4,7 @@
 #include "tensor_arg.hpp"
 
 #include <mscclpp/gpu_utils.hpp>
+#include <optional>
 #include <string>
 
 #include "dlpack.hpp"
@@ -68,45 +69,73 @@ size_t contiguousCount(const dlpack::Tensor& tensor, const char* what) {
   return count;
 }
 
-// The `stream` argument of __dlpack__ for a CUDA consumer: 1 stands for the legacy default stream, since
-// the protocol leaves 0 undefined there.
+// What __dlpack__ is told for a stream the caller named: 1 stands for the legacy default stream, since the
+// protocol leaves 0 undefined for CUDA.
 int64_t dlpackStreamOf(cudaStream_t stream) {
   return stream == nullptr ? 1 : static_cast<int64_t>(reinterpret_cast<intptr_t>(stream));
 }
 
-// A callable that returns the framework's current stream handle, looked up once; kept for the life of the
-// process (released objects would outlive the interpreter at exit).
-cudaStream_t currentStreamOf(const py::handle& tensor) {
+// A framework function looked up once and kept for the life of the process (a released object would
+// outlive the interpreter at exit); null where the framework lacks it.
+PyObject* frameworkFunction(const char* module, const char* name) {
+  py::object function = py::getattr(py::module_::import(module), name, py::none());
+  return function.is_none() ? nullptr : function.release().ptr();
+}
+
+int currentDevice() {
+  int device = -1;
+  MSCCLPP_CUDATHROW(cudaGetDevice(&device));
+  return device;
+}
+
+// The current stream of the framework that made `tensor`. torch's raw-handle query returns the int
+// directly (torch.cuda.current_stream() builds a Stream object, a few microseconds on every call); the
+// public call stands in where a torch lacks it.
+std::optional<cudaStream_t> currentStreamOf(const py::handle& tensor) {
   std::string module = py::str(py::type::handle_of(tensor).attr("__module__"));
   if (module.rfind("torch", 0) == 0) {
-    static PyObject* currentStream =
-        py::object(py::module_::import("torch.cuda").attr("current_stream")).release().ptr();
+    static PyObject* rawStream = frameworkFunction("torch._C", "_cuda_getCurrentRawStream");
+    static PyObject* currentStream = frameworkFunction("torch.cuda", "current_stream");
+    if (rawStream != nullptr) {
+      return reinterpret_cast<cudaStream_t>(
+          py::reinterpret_borrow<py::object>(rawStream)(currentDevice()).cast<uintptr_t>());
+    }
     py::object stream = py::reinterpret_borrow<py::object>(currentStream)();
     return reinterpret_cast<cudaStream_t>(stream.attr("cuda_stream").cast<uintptr_t>());
   }
   if (module.rfind("cupy", 0) == 0) {
-    static PyObject* currentStream =
-        py::object(py::module_::import("cupy.cuda").attr("get_current_stream")).release().ptr();
+    static PyObject* currentStream = frameworkFunction("cupy.cuda", "get_current_stream");
     py::object stream = py::reinterpret_borrow<py::object>(currentStream)();
     return reinterpret_cast<cudaStream_t>(stream.attr("ptr").cast<uintptr_t>());
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 }  // namespace
 
-cudaStream_t streamArg(const py::handle& stream, const py::handle& tensor) {
-  if (stream.is_none()) return currentStreamOf(tensor);
-  if (PyLong_Check(stream.ptr())) return reinterpret_cast<cudaStream_t>(stream.cast<uintptr_t>());
-  if (py::hasattr(stream, "cuda_stream"))
-    return reinterpret_cast<cudaStream_t>(stream.attr("cuda_stream").cast<uintptr_t>());
-  if (py::hasattr(stream, "ptr")) return reinterpret_cast<cudaStream_t>(stream.attr("ptr").cast<uintptr_t>());
-  throw Error("stream: expected an int, a torch.cuda.Stream, a cupy.cuda.Stream or None, got " +
-                  std::string(py::str(py::type::handle_of(stream).attr("__name__"))),
-              ErrorCode::InvalidUsage);
+StreamArg streamArg(const py::handle& stream, const py::handle& tensor) {
+  if (stream.is_none()) {
+    // The producer's own current stream needs no ordering with itself: -1 tells it not to synchronize.
+    std::optional<cudaStream_t> current = currentStreamOf(tensor);
+    if (current.has_value()) return {*current, -1};
+    return {nullptr, dlpackStreamOf(nullptr)};
+  }
+  cudaStream_t handle;
+  if (PyLong_Check(stream.ptr())) {
+    handle = reinterpret_cast<cudaStream_t>(stream.cast<uintptr_t>());
+  } else if (py::hasattr(stream, "cuda_stream")) {
+    handle = reinterpret_cast<cudaStream_t>(stream.attr("cuda_stream").cast<uintptr_t>());
+  } else if (py::hasattr(stream, "ptr")) {
+    handle = reinterpret_cast<cudaStream_t>(stream.attr("ptr").cast<uintptr_t>());
+  } else {
+    throw Error("stream: expected an int, a torch.cuda.Stream, a cupy.cuda.Stream or None, got " +
+                    std::string(py::str(py::type::handle_of(stream).attr("__name__"))),
+                ErrorCode::InvalidUsage);
+  }
+  return {handle, dlpackStreamOf(handle)};
 }
 
-TensorArg tensorArg(const py::handle& tensor, cudaStream_t stream, const char* what) {
+TensorArg tensorArg(const py::handle& tensor, const StreamArg& stream, const char* what) {
   if (!py::hasattr(tensor, "__dlpack_device__") || !py::hasattr(tensor, "__dlpack__")) {
     throw invalid(what, "expected a GPU tensor with __dlpack__ and __dlpack_device__ (torch, cupy), got " +
                             std::string(py::str(py::type::handle_of(tensor).attr("__name__"))));
@@ -115,13 +144,12 @@ TensorArg tensorArg(const py::handle& tensor, cudaStream_t stream, const char* w
   if (device.first != dlpack::kCUDA && device.first != dlpack::kCUDAManaged) {
     throw invalid(what, "the tensor is not in CUDA memory (DLPack device type " + std::to_string(device.first) + ")");
   }
-  int current = -1;
-  MSCCLPP_CUDATHROW(cudaGetDevice(&current));
+  int current = currentDevice();
   if (device.first == dlpack::kCUDA && device.second != current) {
     throw invalid(what, "the tensor is on GPU " + std::to_string(device.second) + ", the current GPU is " +
                             std::to_string(current));
   }
-  py::object capsule = tensor.attr("__dlpack__")(py::arg("stream") = dlpackStreamOf(stream));
+  py::object capsule = tensor.attr("__dlpack__")(py::arg("stream") = stream.dlpackStream);
   // The capsule keeps its name, so the producer's destructor releases the tensor when it goes: we only read.
   auto* managed = static_cast<dlpack::ManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
   if (managed == nullptr) throw py::error_already_set();

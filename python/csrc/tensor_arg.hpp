@@ -21,15 +21,22 @@ struct TensorArg {
   collectives::DataType type;
 };
 
-/// The CUDA stream to enqueue on: `stream` is an int (a cudaStream_t), an object with `cuda_stream`
-/// (torch.cuda.Stream) or `ptr` (cupy.cuda.Stream), or None for the current stream of the framework
-/// that made `tensor` (torch or cupy; the legacy default stream for any other).
-cudaStream_t streamArg(const py::handle& stream, const py::handle& tensor);
+/// The CUDA stream to enqueue on, and what to tell a tensor's producer about it (__dlpack__'s `stream`).
+struct StreamArg {
+  cudaStream_t handle;
+  int64_t dlpackStream;
+};
 
-/// Reads `tensor` through DLPack, telling its producer that `stream` will use it (so a producer whose
-/// current stream differs orders the two, as the protocol says). Error(InvalidUsage), naming `what`, for
-/// a tensor that is not on this thread's current GPU, not contiguous, or of a type collectives lack.
-TensorArg tensorArg(const py::handle& tensor, cudaStream_t stream, const char* what);
+/// `stream` is an int (a cudaStream_t), an object with `cuda_stream` (torch.cuda.Stream) or `ptr`
+/// (cupy.cuda.Stream), or None for the current stream of the framework that made `tensor` (torch or
+/// cupy; the legacy default stream for any other producer).
+StreamArg streamArg(const py::handle& stream, const py::handle& tensor);
+
+/// Reads `tensor` through DLPack, telling its producer which stream will use it (so a producer whose
+/// current stream differs orders the two, as the protocol says; nothing to order for its own current
+/// stream). Error(InvalidUsage), naming `what`, for a tensor that is not on this thread's current GPU,
+/// not contiguous, or of a type collectives lack.
+TensorArg tensorArg(const py::handle& tensor, const StreamArg& stream, const char* what);
 
 }  // namespace mscclpp::python
 
