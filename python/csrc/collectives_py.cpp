@@ -134,6 +134,7 @@ void bindTypes(py::module_& m) {
       .value("PreMulSum", ReduceOp::Kind::PreMulSum);
   reduceOp.def(py::init<ReduceOp::Kind>(), py::arg("kind"))
       .def_readonly("kind", &ReduceOp::kind)
+      .def_readonly("host_scalar_bits", &ReduceOp::hostScalarBits)
       .def_static(
           "pre_mul_sum_host",
           [](double scalar, DataType type) {

@@ -3,7 +3,8 @@
 """mscclpp.Collectives on torch tensors and cupy arrays, every rank of the run in one group: each collective
 for fp32, bf16 (torch only: cupy has no bfloat16), fp16 and int32 at an odd small count and a count large
 enough for the staged path, on the current, a framework's and a raw stream, captured into a CUDA graph and
-replayed; and what a tensor argument may not be. Skips, with the reason, without a GPU or the framework."""
+replayed; and what a tensor argument may not be. Skips, with the reason, without a GPU or the framework
+(the reduction operators' host scalars are checked without one)."""
 
 import threading
 import time
@@ -14,8 +15,6 @@ from mpi4py import MPI
 
 import mscclpp
 from mscclpp.collectives import Collectives, ReduceOp
-
-pytestmark = pytest.mark.usefixtures("gpu")
 
 DTYPES = ["float32", "bfloat16", "float16", "int32"]
 FRAMEWORKS = ["torch", "cupy"]
@@ -66,6 +65,22 @@ class Framework:
             self.module.cuda.synchronize()
         else:
             self.module.cuda.Device().synchronize()
+
+
+@pytest.mark.parametrize(
+    "dtype,scalar,bits",
+    [("float16", 1.5, 0x3E00), ("bfloat16", 1.5, 0x3FC0), ("float32", 1.5, 0x3FC00000), ("int32", 2, 2),
+     ("float64", -2.0, 0xC000000000000000), ("int8", -1, 0xFF)],
+)
+def test_pre_mul_sum_host_scalar_is_stored_in_the_element_type(dtype, scalar, bits):
+    op = ReduceOp.pre_mul_sum_host(scalar, getattr(mscclpp.collectives.DataType, dtype))
+    assert op.kind == Kind.PreMulSum
+    assert op.host_scalar_bits == bits
+
+
+def test_reduce_op_from_kind():
+    assert ReduceOp(Kind.Max).kind == Kind.Max
+    assert repr(ReduceOp(Kind.Avg)) == "ReduceOp(avg)"
 
 
 @pytest.fixture(scope="module")
