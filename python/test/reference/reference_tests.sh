@@ -14,7 +14,10 @@
 #       _cpp/proxy_test.cpp; that is the copy's only change
 #   reference_tests.sh run <build dir> <ranks> [copy] [pytest arguments...]
 #       runs test_mscclpp.py as <ranks> MPI ranks on this host (every rank on GPU 0 where there is one GPU,
-#       under a private MPS daemon) and prints "N passed, N failed, N skipped" and the reasons for skips
+#       under a private MPS daemon unless one serves <build dir>/mps already) and prints
+#       "N passed, N failed, N skipped" and the reasons for skips
+#   reference_tests.sh ctest <build dir> <ranks> [copy]
+#       build, then run; exits 77 (skipped), saying why, where there is no copy, no GPU or no cupy
 #
 # ranks_plugin.py (loaded with -p) picks the GPUs and skips the InfiniBand cases where the machine has no
 # IB device; NVLS cases skip themselves where NVLS is missing (is_nvls_supported()).
@@ -115,15 +118,38 @@ run() {
   local results=$build/test-results/reference_py_np$ranks
   rm -rf "$results"
   mkdir -p "$results"
-  local mps=$build/mps
-  "$root/tools/mps.sh" start "$mps"
+  local mps=$build/mps started=0
+  if [ ! -e "$mps/pipe/control" ]; then
+    "$root/tools/mps.sh" start "$mps"
+    started=1
+  fi
   local status=0
   # Run from the copy's root, so that pytest imports python/test as the package `test` of the copy.
   (cd "$copy" && PYTHONPATH=$pythonpath CUDA_MPS_PIPE_DIRECTORY=$mps/pipe CUDA_MPS_LOG_DIRECTORY=$mps/log \
     "$root/test/mp_unit/run_mpi.sh" "$ranks" "$here/reference_tests.sh" rank "$results" "$tests" "$@") || status=$?
-  "$root/tools/mps.sh" stop "$mps"
+  [ "$started" = 1 ] && "$root/tools/mps.sh" stop "$mps"
   echo "reference test_mscclpp.py at $ranks ranks: $("$python" "$root/tools/summarize_tests.py" "$results" -)"
   return "$status"
+}
+
+# The ctest entries python_reference_np2/np4: skipped, with the reason, where the run cannot happen here.
+ctest_entry() {
+  local build=${1:?build dir} ranks=${2:?rank count} copy=${3:-$root/.reference-python}
+  build_python "$build"
+  if [ ! -f "$copy/python/test/test_mscclpp.py" ]; then
+    echo "skipped: no copy of MSCCL++'s python/test in $copy (python/test/reference/reference_tests.sh prepare)"
+    exit 77
+  fi
+  if ! nvidia-smi -L >/dev/null 2>&1; then
+    echo "skipped: no GPU here (nvidia-smi lists none)"
+    exit 77
+  fi
+  if ! "$python" -c "import cupy" >/dev/null 2>&1; then
+    echo "skipped: cupy is not installed for $python"
+    exit 77
+  fi
+  build_ext "$build" "$copy"
+  run "$build" "$ranks" "$copy"
 }
 
 case ${1:-} in
@@ -131,5 +157,6 @@ prepare) shift; prepare "$@" ;;
 build) shift; build_ext "$@" ;;
 rank) shift; rank "$@" ;;
 run) shift; run "$@" ;;
+ctest) shift; ctest_entry "$@" ;;
 *) usage ;;
 esac
