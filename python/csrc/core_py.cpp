@@ -164,18 +164,8 @@ void bindTransports(py::module_& m) {
   py::class_<TransportFlags> flags(m, "TransportFlags");
   flags
       .def(py::init<>())
-      // A Transport made from an int need not be one of the values above; a set holding one bit per
-      // transport has no bit for it, so it is refused instead of shifted out of range.
-      .def(py::init([](Transport transport) {
-             int value = static_cast<int>(transport);
-             if (value < 0 || value >= static_cast<int>(Transport::NumTransports)) {
-               throw Error("TransportFlags: " + std::to_string(value) + " is not a transport (0 to " +
-                               std::to_string(static_cast<int>(Transport::NumTransports) - 1) + ")",
-                           ErrorCode::InvalidUsage);
-             }
-             return TransportFlags(transport);
-           }),
-           py::arg("transport"))
+      // A Transport made from an int that names no transport is refused by the C++ constructor.
+      .def(py::init<Transport>(), py::arg("transport"))
       .def("has", &TransportFlags::has, py::arg("transport"))
       .def("none", &TransportFlags::none)
       .def("any", &TransportFlags::any)
