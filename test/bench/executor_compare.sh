@@ -37,7 +37,7 @@ for f in mscclpp-a02ba3b1/CMakeLists.txt json/CMakeLists.txt fold/fold_gpus.cc e
   exec/allreduce.json exec/allreduce_packet.json; do
   [ -f "$ref/$f" ] || { echo "executor_compare.sh: $ref/$f is missing"; exit 2; }
 done
-for d in /usr/local/cuda/bin; do [ -x $d/nvcc ] && export PATH=$d:$PATH; done
+[ -x /usr/local/cuda/bin/nvcc ] && export PATH=/usr/local/cuda/bin:$PATH
 cuda=$(cd "$(dirname "$(readlink -f "$(command -v nvcc)")")/.." && pwd)
 gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
 log=$out/executor-compare-build.log
@@ -89,6 +89,7 @@ export NCCL_NVLS_ENABLE=0 MSCCLPP_FORCE_DISABLE_NVLS=1 OMPI_ALLOW_RUN_AS_ROOT=1 
 "$here/../../tools/mps.sh" start "$work/mps"
 export CUDA_MPS_PIPE_DIRECTORY=$work/mps/pipe CUDA_MPS_LOG_DIRECTORY=$work/mps/log
 trap '"$here/../../tools/mps.sh" stop "$work/mps"' EXIT
+# shellcheck disable=SC2054  # "self,tcp" is one argument
 mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 --mca btl self,tcp --mca btl_tcp_if_include lo
   --mca oob_tcp_if_include lo -x LD_PRELOAD="$work/libexec_fold_gpus.so")
 

@@ -278,13 +278,19 @@ __device__ void runReducePackets(const Block& b, const DeviceOp& op, const Devic
   const DeviceOperand* dst = o + nIn;
   const Payload* src0 = reinterpret_cast<const Payload*>(b.at(o[0], off));
   Payload* dst0 = reinterpret_cast<Payload*>(b.at(dst[0], off));
+  // The first packet input and output (a two-rank plan has no others) are addressed once, outside the
+  // loop whose every step waits for a packet.
+  const P* in1 = nIn > 1 ? reinterpret_cast<const P*>(b.at(o[1], off)) : nullptr;
+  P* out1 = nOut > 1 ? reinterpret_cast<P*>(b.at(dst[1], off)) : nullptr;
   for (uint64_t i = threadIdx.x; i < n / sizeof(Payload); i += blockDim.x) {
     Payload acc = src0[i];
-    for (int k = 1; k < nIn; ++k) {
+    if (in1 != nullptr) acc = addPayload<T>(acc, in1[i].read(b.flag, kSpinLimit));
+    for (int k = 2; k < nIn; ++k) {
       acc = addPayload<T>(acc, reinterpret_cast<const P*>(b.at(o[k], off))[i].read(b.flag, kSpinLimit));
     }
     dst0[i] = acc;
-    for (int k = 1; k < nOut; ++k) reinterpret_cast<P*>(b.at(dst[k], off))[i].write(acc, b.flag);
+    if (out1 != nullptr) out1[i].write(acc, b.flag);
+    for (int k = 2; k < nOut; ++k) reinterpret_cast<P*>(b.at(dst[k], off))[i].write(acc, b.flag);
   }
 }
 
