@@ -71,12 +71,14 @@ fi
 [ -f "$ours_lib/libmscclpp.so" ] || { echo "executor_compare.sh: no libmscclpp.so under $ours_in"; exit 2; }
 
 # The same program against each library. It includes MSCCL++'s internal utils_internal.hpp (for
-# Timer), as MSCCL++'s own test build does; against ours, executor_compare/ stands in for it.
+# Timer), as MSCCL++'s own test build does; against ours, executor_compare/ stands in for it. MSCCL++'s
+# library calls the driver API without linking it: the program links it (the toolkit's stub where no
+# driver is installed; the driver's own library is loaded at run time).
 build_test() {  # name library-dir include-flags...
   local name=$1 lib=$2
   shift 2
   mpicxx -std=c++17 -O2 -o "$work/executor_test_$name" "$ref/exec/executor_test.cc" "$@" -isystem "$cuda/include" \
-    -isystem "$cuda/include/cccl" -L"$lib" -Wl,-rpath,"$lib" -lmscclpp -L"$cuda/lib64" -lcudart >>"$log" 2>&1 ||
+    -isystem "$cuda/include/cccl" -L"$lib" -Wl,-rpath,"$lib" -lmscclpp -L"$cuda/lib64" -L"$cuda/lib64/stubs" -lcudart -lcuda >>"$log" 2>&1 ||
     fail "building executor_test against $name ($lib) failed"
 }
 build_test mscclpp "$work/prefix/lib" -I"$ref/mscclpp-a02ba3b1/src/include" -I"$work/prefix/include"
