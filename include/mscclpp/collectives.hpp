@@ -3,7 +3,7 @@
 
 // Collective operations over a group of ranks: all-reduce, all-gather, reduce-scatter, broadcast,
 // reduce, all-to-all(-v), gather, scatter and point-to-point send/recv, on GPU buffers, enqueued on a
-// CUDA stream. This is the C++ entry point the NCCL API and the Python module call; it knows nothing
+// CUDA stream. This is the C++ entry point under the NCCL API (nccl.h); it knows nothing
 // of NCCL's types. docs/collectives.md describes the algorithms and how one is chosen.
 //
 // Choices, and why:
@@ -13,7 +13,8 @@
 //   makes every call capturable into a CUDA graph.
 // - Our own DataType enum in the `collectives` namespace with NCCL's numbering (Int8 = 0 ...
 //   Fp8E5M2 = 11): a cast converts ncclDataType_t, and mscclpp::DataType (gpu_data_types.hpp), which
-//   the executor switches over, stays as the reference has it. toCollectivesDataType converts it.
+//   the executor switches over, stays as the reference has it. One table inside the library
+//   describes both enums' types.
 // - ReduceOp is a value carrying its scalar, not a handle registered in the object: PreMulSum then
 //   needs no per-communicator table, and a NCCL layer maps its dynamic ops onto values it stores.
 // - Counts are in elements and sizes follow NCCL's conventions (allGather's count is the count each
@@ -65,9 +66,6 @@ size_t dataTypeSize(DataType type);
 /// "f8e4m3", "f8e5m2" (the names nccl-tests prints).
 const char* dataTypeName(DataType type);
 
-/// The collectives type of an executor DataType.
-DataType toCollectivesDataType(mscclpp::DataType type);
-
 /// Reduction operator. Sum, Prod, Max, Min as usual. Avg: the sum divided by the number of ranks
 /// (integer division for integer types, as NCCL does). PreMulSum: the sum of every rank's input
 /// multiplied by a scalar first; the scalar is either a host value fixed when the op is made, or a
@@ -110,8 +108,6 @@ enum class Collective : int {
   Scatter,
   SendRecv,
 };
-
-constexpr int NumCollectives = 10;
 
 const char* collectiveName(Collective collective);
 

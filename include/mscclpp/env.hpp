@@ -79,6 +79,18 @@ class Env {
   /// MSCCLPP_ENABLE_NVLS: NVLink SHARP (multicast) objects may be created only when this is true and
   /// the GPU advertises multicast (see switch_channel.hpp). Default false.
   const bool enableNvls;
+  /// MSCCLPP_COLL_SCRATCH_BYTES: bytes of scratch per rank for the collectives' staged path; a number
+  /// with an optional K, M or G suffix (powers of 1024). Default 64M.
+  const uint64_t collScratchBytes;
+  /// MSCCLPP_COLL_MAX_BLOCKS: most thread blocks one collective launch uses, 1 to 1024. Default 0: the
+  /// collectives choose from the number of ranks sharing the GPU.
+  const int64_t collMaxBlocks;
+  /// MSCCLPP_COLL_LL_MAX_BYTES: the largest segment x (ranks - 1) the collectives send as LL packets
+  /// when they choose the algorithm themselves; a size as for MSCCLPP_COLL_SCRATCH_BYTES. Default 512K.
+  const uint64_t collLLMaxBytes;
+  /// MSCCLPP_COLL_ALGO: "auto", "ll" or "staged": the algorithm every collective that has it runs with.
+  /// Default "auto".
+  const std::string collAlgo;
 
  private:
   explicit Env(const Lookup& lookup);

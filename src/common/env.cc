@@ -1,8 +1,11 @@
 // Copyright (c) 2026 The libmscclpp authors
 // SPDX-License-Identifier: MIT
 
+#include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
+#include <initializer_list>
 #include <mscclpp/env.hpp>
 
 #include "common/env_builder.hpp"
@@ -33,6 +36,53 @@ int64_t readInt(const Env::Lookup& lookup, const char* name, int64_t fallback, s
     return fallback;
   }
   return parsed;
+}
+
+/// A byte count: a number (decimal, 0x hexadecimal) with an optional K, M or G suffix (powers of 1024,
+/// either case).
+uint64_t readSize(const Env::Lookup& lookup, const char* name, uint64_t fallback, std::string& problems) {
+  const char* value = lookup(name);
+  if (!value) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long parsed = std::strtoull(value, &end, 0);
+  uint64_t scale = 1;
+  const char suffix = end != value ? static_cast<char>(std::toupper(static_cast<unsigned char>(*end))) : '\0';
+  if (suffix == 'K' || suffix == 'M' || suffix == 'G') {
+    scale = suffix == 'K' ? (1ull << 10) : suffix == 'M' ? (1ull << 20) : (1ull << 30);
+    ++end;
+  }
+  if (end == value || *end != '\0' || errno == ERANGE || value[0] == '-' || parsed > UINT64_MAX / scale) {
+    problems += concat(name, "='", value, "' is not a size (a number, optionally followed by K, M or G), using ",
+                       fallback, "; ");
+    return fallback;
+  }
+  return parsed * scale;
+}
+
+/// An integer in [lo, hi].
+int64_t readIntIn(const Env::Lookup& lookup, const char* name, int64_t lo, int64_t hi, int64_t fallback,
+                  std::string& problems) {
+  if (!lookup(name)) return fallback;
+  const size_t problemsBefore = problems.size();
+  const int64_t value = readInt(lookup, name, fallback, problems);
+  if (problems.size() != problemsBefore || (value >= lo && value <= hi)) return value;
+  problems += concat(name, "=", value, " is outside [", lo, ", ", hi, "], using ", fallback, "; ");
+  return fallback;
+}
+
+/// One of `choices`.
+std::string readChoice(const Env::Lookup& lookup, const char* name, std::initializer_list<const char*> choices,
+                       const std::string& fallback, std::string& problems) {
+  const char* value = lookup(name);
+  if (!value) return fallback;
+  for (const char* choice : choices) {
+    if (std::string(value) == choice) return value;
+  }
+  std::string listed;
+  for (const char* choice : choices) listed += concat(listed.empty() ? "" : ", ", choice);
+  problems += concat(name, "='", value, "' is not one of ", listed, ", using ", fallback, "; ");
+  return fallback;
 }
 
 std::string defaultPlanDir(const Env::Lookup& lookup) {
@@ -67,7 +117,11 @@ Env::Env(const Lookup& lookup)
       ipcHandleTypes(readString(lookup, "MSCCLPP_IPC_HANDLE_TYPES", "")),
       bootstrapTimeoutSec(readInt(lookup, "MSCCLPP_BOOTSTRAP_TIMEOUT", 30, problems_)),
       ethernetWriteTimeoutSec(readInt(lookup, "MSCCLPP_ETHERNET_WRITE_TIMEOUT", bootstrapTimeoutSec, problems_)),
-      enableNvls(readBool(lookup, "MSCCLPP_ENABLE_NVLS", false)) {
+      enableNvls(readBool(lookup, "MSCCLPP_ENABLE_NVLS", false)),
+      collScratchBytes(readSize(lookup, "MSCCLPP_COLL_SCRATCH_BYTES", 64ull << 20, problems_)),
+      collMaxBlocks(readIntIn(lookup, "MSCCLPP_COLL_MAX_BLOCKS", 1, 1024, 0, problems_)),
+      collLLMaxBytes(readSize(lookup, "MSCCLPP_COLL_LL_MAX_BYTES", 512ull << 10, problems_)),
+      collAlgo(readChoice(lookup, "MSCCLPP_COLL_ALGO", {"auto", "ll", "staged"}, "auto", problems_)) {
   for (const char* name : {"MSCCLPP_DEBUG", "MSCCLPP_DEBUG_SUBSYS", "MSCCLPP_DEBUG_FILE", "MSCCLPP_LOG_LEVEL",
                            "MSCCLPP_LOG_SUBSYS", "MSCCLPP_LOG_FILE"}) {
     if (lookup(name)) present_.insert(name);

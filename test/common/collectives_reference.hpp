@@ -161,18 +161,19 @@ inline int64_t signedValue(DataType type, uint64_t v) {
   }
 }
 
-/// The reduction of inputs[0..n-1] (one element each, of `type`) under `op` with `scalar` (the
-/// PreMulSum scalar as an element of `type`), stored at out.
+/// The reduction of inputs[0..n-1] (one element each, of `type`, input q from rank q) under `op`,
+/// stored at out. PreMulSum: scalars[q] is rank q's scalar (an element of `type`), and, as in NCCL,
+/// rank q's input is multiplied by it and rounded to `type` before the sum. Other ops ignore scalars.
 inline void referenceReduce(DataType type, ReduceOp::Kind op, const std::vector<const void*>& inputs,
-                            const void* scalar, void* out) {
+                            const std::vector<const void*>& scalars, void* out) {
   const int n = static_cast<int>(inputs.size());
   if (isIntegral(type)) {
     const uint64_t mask =
         collectives::dataTypeSize(type) == 8 ? ~0ull : (1ull << (8 * collectives::dataTypeSize(type))) - 1;
-    const uint64_t s = scalar ? intBits(type, scalar) : 1;
     uint64_t acc = 0;
     for (int q = 0; q < n; ++q) {
       const uint64_t x = intBits(type, inputs[q]);
+      const uint64_t s = op == ReduceOp::Kind::PreMulSum ? intBits(type, scalars.at(q)) : 1;
       switch (op) {
         case ReduceOp::Kind::Sum:
         case ReduceOp::Kind::Avg:
@@ -201,7 +202,6 @@ inline void referenceReduce(DataType type, ReduceOp::Kind op, const std::vector<
     storeIntBits(type, acc, out);
     return;
   }
-  const double s = scalar ? toDouble(type, scalar) : 1.0;
   double acc = 0;
   for (int q = 0; q < n; ++q) {
     const double x = toDouble(type, inputs[q]);
@@ -210,9 +210,13 @@ inline void referenceReduce(DataType type, ReduceOp::Kind op, const std::vector<
       case ReduceOp::Kind::Avg:
         acc = q == 0 ? x : acc + x;
         break;
-      case ReduceOp::Kind::PreMulSum:
-        acc = q == 0 ? s * x : acc + s * x;
+      case ReduceOp::Kind::PreMulSum: {
+        std::vector<char> scaled(collectives::dataTypeSize(type));
+        fromDouble(type, toDouble(type, scalars.at(q)) * x, scaled.data());
+        const double y = toDouble(type, scaled.data());
+        acc = q == 0 ? y : acc + y;
         break;
+      }
       case ReduceOp::Kind::Prod:
         acc = q == 0 ? x : acc * x;
         break;

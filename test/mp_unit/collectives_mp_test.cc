@@ -257,15 +257,20 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
   const bool inputCopied = hasInput && scatterRoot && sendElems > 0;
   if (inputCopied) CUDA_OK(upload(send, inputs[r].data(), sendElems * es));
 
+  // PreMulSum: rank q scales by q + 1, as nccl-tests gives each rank a scalar of its own.
   DeviceBytes scalarMem(8);
   ReduceOp op;
-  std::vector<char> scalar(es);
-  fromDouble(type, 2.0, scalar.data());
+  std::vector<std::vector<char>> scalars(n, std::vector<char>(es));
+  std::vector<const void*> scalarOf(n);
+  for (int q = 0; q < n; ++q) {
+    fromDouble(type, q + 1.0, scalars[q].data());
+    scalarOf[q] = scalars[q].data();
+  }
   if (opKind == ReduceOp::Kind::PreMulSum) {
     if (seed % 2 == 0) {
-      op = ReduceOp::preMulSumHost(scalar.data(), type);
+      op = ReduceOp::preMulSumHost(scalars[r].data(), type);
     } else {
-      CUDA_OK(upload(scalarMem.ptr, scalar.data(), es));
+      CUDA_OK(upload(scalarMem.ptr, scalars[r].data(), es));
       op = ReduceOp::preMulSumDevice(scalarMem.ptr);
     }
   } else {
@@ -325,8 +330,7 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
       }
       for (uint64_t i = 0; i < count; ++i) {
         for (int q = 0; q < n; ++q) parts[q] = inputs[q].data() + (base + i) * es;
-        referenceReduce(type, opKind, parts, opKind == ReduceOp::Kind::PreMulSum ? scalar.data() : nullptr,
-                        out + i * es);
+        referenceReduce(type, opKind, parts, scalarOf, out + i * es);
       }
       break;
     }

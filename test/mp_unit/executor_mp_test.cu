@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/gpu_test.hpp"
+#include "ext/common/element_types.hpp"
 #include "mp_unit/data_plane_util.hpp"
 
 using namespace mscclpp;
@@ -28,38 +29,7 @@ namespace {
 
 const std::string kPlanDir = MSCCLPP_TEST_PLAN_DIR;
 
-size_t elementSize(DataType t) {
-  switch (t) {
-    case DataType::FLOAT16:
-    case DataType::BFLOAT16:
-      return 2;
-    case DataType::FP8_E4M3:
-    case DataType::FP8_E5M2:
-      return 1;
-    default:
-      return 4;
-  }
-}
-
-const char* typeName(DataType t) {
-  switch (t) {
-    case DataType::INT32:
-      return "int32";
-    case DataType::UINT32:
-      return "uint32";
-    case DataType::FLOAT16:
-      return "fp16";
-    case DataType::FLOAT32:
-      return "fp32";
-    case DataType::BFLOAT16:
-      return "bf16";
-    case DataType::FP8_E4M3:
-      return "fp8_e4m3";
-    case DataType::FP8_E5M2:
-      return "fp8_e5m2";
-  }
-  return "?";
-}
+using ext::elementSize;
 
 /// Small integers, so that every sum of up to 4 ranks is exact in every type (e5m2: at most 4).
 int valueAt(DataType t, int rank, uint64_t index, int round) {
@@ -182,7 +152,7 @@ class ExecutorMpTest : public DataPlaneMpTest, public ::testing::WithParamInterf
     DeviceMemory& inBuf = allocate(in);
     DeviceMemory& outBuf = info.inplace ? inBuf : allocate(out);
     TestStream stream;
-    const std::string what = std::string(GetParam()) + " " + typeName(c.type) + " chunk " +
+    const std::string what = std::string(GetParam()) + " " + ext::elementName(c.type) + " chunk " +
                              std::to_string(c.chunkBytes) + (c.packet == PacketType::LL8 ? " LL8" : " LL16");
     const uint64_t count = in / elementSize(c.type);
     auto check = [&](int round, const char* when) {

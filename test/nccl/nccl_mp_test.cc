@@ -255,6 +255,48 @@ TEST_F(NcclMpTest, PreMulSumScalesEachInput) {
   EXPECT_EQ(ncclRedOpDestroy(op, comm), ncclInvalidUsage);
 }
 
+// nccl-tests gives every rank a scalar of its own: each rank's input is scaled by that rank's scalar
+// before the sum. Host-immediate and device scalars; 5000 elements take the LL path, 2^20 the staged one
+// (reduce is always staged). Values are integers below 5000 and scalars halves, so every product and sum
+// is exact in float and the results are compared exactly.
+TEST_F(NcclMpTest, PreMulSumScalesEachInputByItsOwnRanksScalar) {
+  auto scalarOf = [](int r) { return 0.5f * static_cast<float>(r + 1); };
+  auto expected = [&](size_t i) {
+    float sum = 0;
+    for (int r = 0; r < nRanks; ++r) sum += scalarOf(r) * value(r, i);
+    return sum;
+  };
+  auto countWrong = [&](const std::vector<float>& got, size_t offset) {
+    size_t wrong = 0;
+    for (size_t i = 0; i < got.size(); ++i) wrong += got[i] != expected(offset + i) ? 1 : 0;
+    return wrong;
+  };
+  float hostScalar = scalarOf(rank);
+  float* deviceScalar = upload(std::vector<float>{hostScalar});
+  const int root = nRanks - 1;
+  for (ncclScalarResidence_t residence : {ncclScalarHostImmediate, ncclScalarDevice}) {
+    const char* where = residence == ncclScalarDevice ? "device scalar" : "host scalar";
+    ncclRedOp_t op;
+    void* scalar = residence == ncclScalarDevice ? static_cast<void*>(deviceScalar) : static_cast<void*>(&hostScalar);
+    NCCL_OK(ncclRedOpCreatePreMulSum(&op, scalar, ncclFloat32, residence, comm));
+    for (size_t count : {size_t{5000}, size_t{1} << 20}) {
+      float* send = upload(input(rank, count * nRanks));
+      float* recv = upload(std::vector<float>(count, -1.f));
+      NCCL_OK(ncclAllReduce(send, recv, count, ncclFloat32, op, comm, stream));
+      EXPECT_EQ(countWrong(download(recv, count), 0), 0u) << "allreduce, " << where << ", count " << count;
+      NCCL_OK(ncclReduceScatter(send, recv, count, ncclFloat32, op, comm, stream));
+      EXPECT_EQ(countWrong(download(recv, count), rank * count), 0u)
+          << "reducescatter, " << where << ", count " << count;
+      NCCL_OK(ncclReduce(send, recv, count, ncclFloat32, op, root, comm, stream));
+      if (rank == root) {
+        EXPECT_EQ(countWrong(download(recv, count), 0), 0u) << "reduce, " << where << ", count " << count;
+      }
+    }
+    NCCL_OK(ncclRedOpDestroy(op, comm));
+  }
+  CUDA_OK(cudaStreamSynchronize(stream));
+}
+
 TEST_F(NcclMpTest, SplitIntoHalvesRunsCollectivesOnEach) {
   if (nRanks < 2) GTEST_SKIP() << "needs 2 ranks";
   const int color = rank < nRanks / 2 ? 0 : 1;

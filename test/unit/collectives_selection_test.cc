@@ -13,6 +13,7 @@
 #include <string>
 
 #include "common/collectives_reference.hpp"
+#include "common/env_builder.hpp"
 #include "ext/collectives/layout.hpp"
 #include "ext/collectives/selection.hpp"
 #include "ext/collectives/tiling.hpp"
@@ -23,23 +24,21 @@ using mscclpp::collectives::ReduceOp;
 
 namespace {
 
-EnvLookup lookupIn(const std::map<std::string, std::string>& vars) {
-  return [vars](const char* name) -> const char* {
-    auto it = vars.find(name);
-    return it == vars.end() ? nullptr : it->second.c_str();
-  };
+Config resolved(const std::map<std::string, std::string>& vars = {}, int ranksPerGpu = 1, Config c = {}) {
+  return resolveConfig(c, ranksPerGpu, *mscclpp::EnvBuilder::fromMap(vars));
 }
 
-Config resolved(const std::map<std::string, std::string>& vars = {}, int ranksPerGpu = 1, Config c = {}) {
-  return resolveConfig(c, ranksPerGpu, lookupIn(vars));
+/// What Env reports about `vars` (empty when every value parsed).
+std::string envProblems(const std::map<std::string, std::string>& vars) {
+  return mscclpp::EnvBuilder::problems(*mscclpp::EnvBuilder::fromMap(vars));
 }
 
 }  // namespace
 
 TEST(CollectivesConfig, DefaultsWithoutEnvironment) {
   const Config c = resolved();
-  EXPECT_EQ(c.scratchBytes, kDefaultScratchBytes);
-  EXPECT_EQ(c.llMaxBytes, kDefaultLLMaxBytes);
+  EXPECT_EQ(c.scratchBytes, size_t{64} << 20);  // the defaults env.hpp and docs/collectives.md state
+  EXPECT_EQ(c.llMaxBytes, size_t{512} << 10);
   EXPECT_EQ(c.maxBlocks, kMaxBlocksPerLaunch);
   EXPECT_EQ(c.forceAlgorithm, Algorithm::Auto);
 }
@@ -71,12 +70,38 @@ TEST(CollectivesConfig, ExplicitFieldsWinOverEnvironment) {
   EXPECT_EQ(c.forceAlgorithm, Algorithm::LLOneShot);
 }
 
-TEST(CollectivesConfig, BadValuesAreRejected) {
-  EXPECT_THROW(resolved({{"MSCCLPP_COLL_SCRATCH_BYTES", "lots"}}), mscclpp::Error);
-  EXPECT_THROW(resolved({{"MSCCLPP_COLL_LL_MAX_BYTES", "-5"}}), mscclpp::Error);
-  EXPECT_THROW(resolved({{"MSCCLPP_COLL_MAX_BLOCKS", "0"}}), mscclpp::Error);
-  EXPECT_THROW(resolved({{"MSCCLPP_COLL_MAX_BLOCKS", "5000"}}), mscclpp::Error);
-  EXPECT_THROW(resolved({{"MSCCLPP_COLL_ALGO", "fast"}}), mscclpp::Error);
+TEST(CollectivesConfig, SizesTakeLowerCaseSuffixesAndHexadecimal) {
+  const Config c = resolved({{"MSCCLPP_COLL_SCRATCH_BYTES", "2g"}, {"MSCCLPP_COLL_LL_MAX_BYTES", "0x100"}});
+  EXPECT_EQ(c.scratchBytes, size_t{2} << 30);
+  EXPECT_EQ(c.llMaxBytes, 256u);
+}
+
+// Env's rule for every variable: a value that does not parse is reported (a WARN under ENV) and the
+// default is used.
+TEST(CollectivesConfig, BadEnvironmentValuesAreReportedAndLeaveTheDefault) {
+  const Config defaults = resolved();
+  const std::map<std::string, std::string> bad[] = {
+      {{"MSCCLPP_COLL_SCRATCH_BYTES", "lots"}}, {{"MSCCLPP_COLL_SCRATCH_BYTES", "16T"}},
+      {{"MSCCLPP_COLL_LL_MAX_BYTES", "-5"}},    {{"MSCCLPP_COLL_MAX_BLOCKS", "0"}},
+      {{"MSCCLPP_COLL_MAX_BLOCKS", "5000"}},    {{"MSCCLPP_COLL_MAX_BLOCKS", "many"}},
+      {{"MSCCLPP_COLL_ALGO", "fast"}}};
+  for (const auto& vars : bad) {
+    const std::string& name = vars.begin()->first;
+    EXPECT_NE(envProblems(vars).find(name), std::string::npos) << name << "=" << vars.begin()->second;
+    const Config c = resolved(vars);
+    EXPECT_EQ(c.scratchBytes, defaults.scratchBytes) << name;
+    EXPECT_EQ(c.llMaxBytes, defaults.llMaxBytes) << name;
+    EXPECT_EQ(c.maxBlocks, defaults.maxBlocks) << name;
+    EXPECT_EQ(c.forceAlgorithm, defaults.forceAlgorithm) << name;
+  }
+}
+
+TEST(CollectivesConfig, ExplicitMaxBlocksOutOfRangeIsRejected) {
+  Config c;
+  c.maxBlocks = 5000;
+  EXPECT_THROW(resolved({}, 1, c), mscclpp::Error);
+  c.maxBlocks = -1;
+  EXPECT_THROW(resolved({}, 1, c), mscclpp::Error);
 }
 
 TEST(CollectivesSelection, SmallMessagesTakeLLLargeOnesStaged) {
@@ -216,11 +241,12 @@ TEST(CollectivesLayout, RegionsAndSlotsDoNotOverlap) {
 
 namespace {
 template <typename T>
-T reduceOf(DataType type, ReduceOp::Kind op, std::vector<T> in, const T* scalar = nullptr) {
-  std::vector<const void*> ptrs;
+T reduceOf(DataType type, ReduceOp::Kind op, std::vector<T> in, std::vector<T> scalars = {}) {
+  std::vector<const void*> ptrs, scalarPtrs;
   for (const T& v : in) ptrs.push_back(&v);
+  for (const T& v : scalars) scalarPtrs.push_back(&v);
   T out{};
-  mscclpp::test::referenceReduce(type, op, ptrs, scalar, &out);
+  mscclpp::test::referenceReduce(type, op, ptrs, scalarPtrs, &out);
   return out;
 }
 }  // namespace
@@ -232,8 +258,24 @@ TEST(CollectivesReference, IntegersWrapInTheirWidth) {
   EXPECT_EQ(reduceOf<uint32_t>(DataType::Uint32, ReduceOp::Kind::Max, {3, 0xffffffffu, 2}), 0xffffffffu);
   EXPECT_EQ(reduceOf<int64_t>(DataType::Int64, ReduceOp::Kind::Avg, {-7, 0}), -3);
   EXPECT_EQ(reduceOf<uint64_t>(DataType::Uint64, ReduceOp::Kind::Avg, {7, 0, 1}), 2u);
-  const int32_t three = 3;
-  EXPECT_EQ(reduceOf<int32_t>(DataType::Int32, ReduceOp::Kind::PreMulSum, {1, -2, 5}, &three), 12);
+  EXPECT_EQ(reduceOf<int32_t>(DataType::Int32, ReduceOp::Kind::PreMulSum, {1, -2, 5}, {3, 3, 3}), 12);
+}
+
+TEST(CollectivesReference, PreMulSumScalesEachInputByItsRanksScalar) {
+  // 1*2 + (-2)*3 + 5*(-1): each rank's own scalar on its own input.
+  EXPECT_EQ(reduceOf<int32_t>(DataType::Int32, ReduceOp::Kind::PreMulSum, {2, -2, 5}, {1, 3, -1}), 2 - 6 - 5);
+  EXPECT_EQ(reduceOf<float>(DataType::Float32, ReduceOp::Kind::PreMulSum, {1.f, 1.f}, {0.5f, 4.f}), 4.5f);
+  // int8 products wrap in the element's width before the sum: 100 * 3 = 300 -> 44.
+  EXPECT_EQ(reduceOf<int8_t>(DataType::Int8, ReduceOp::Kind::PreMulSum, {100, 1}, {3, 1}), static_cast<int8_t>(45));
+}
+
+TEST(CollectivesReference, PreMulSumRoundsEachScaledInputToTheType) {
+  // e4m3 values between 16 and 32 are 2 apart: 3 * 7 = 21 rounds to 20 before 1 * 1 is added, and
+  // 20 + 1 = 21 rounds to 20 again (summing unrounded, 21 + 1 = 22 would be exact).
+  const __nv_fp8_e4m3 f =
+      reduceOf<__nv_fp8_e4m3>(DataType::Fp8E4M3, ReduceOp::Kind::PreMulSum, {__nv_fp8_e4m3(3.f), __nv_fp8_e4m3(1.f)},
+                              {__nv_fp8_e4m3(7.f), __nv_fp8_e4m3(1.f)});
+  EXPECT_EQ(static_cast<float>(f), 20.f);
 }
 
 TEST(CollectivesReference, FloatsRoundOnceFromDouble) {
@@ -241,8 +283,7 @@ TEST(CollectivesReference, FloatsRoundOnceFromDouble) {
   EXPECT_EQ(reduceOf<double>(DataType::Float64, ReduceOp::Kind::Avg, {1.0, 2.0}), 1.5);
   const __half h = reduceOf<__half>(DataType::Float16, ReduceOp::Kind::Max, {__float2half(-1.f), __float2half(2.f)});
   EXPECT_EQ(__half2float(h), 2.f);
-  const float two = 2.f;
-  EXPECT_EQ(reduceOf<float>(DataType::Float32, ReduceOp::Kind::PreMulSum, {1.f, -3.f}, &two), -4.f);
+  EXPECT_EQ(reduceOf<float>(DataType::Float32, ReduceOp::Kind::PreMulSum, {1.f, -3.f}, {2.f, 2.f}), -4.f);
   // 17 is not an e4m3 value: 1.0625 * 16 needs 4 mantissa bits; it rounds to 16.
   const __nv_fp8_e4m3 f =
       reduceOf<__nv_fp8_e4m3>(DataType::Fp8E4M3, ReduceOp::Kind::Sum, {__nv_fp8_e4m3(8.f), __nv_fp8_e4m3(9.f)});
@@ -277,7 +318,6 @@ TEST(CollectivesTypes, SizesAndNamesFollowNccl) {
   EXPECT_EQ(dataTypeSize(DataType::Uint64), 8u);
   EXPECT_STREQ(dataTypeName(DataType::Float16), "half");
   EXPECT_STREQ(reduceOpName(ReduceOp::Kind::PreMulSum), "premulsum");
-  EXPECT_EQ(toCollectivesDataType(mscclpp::DataType::BFLOAT16), DataType::Bfloat16);
 }
 
 TEST(CollectivesTypes, PreMulSumNeedsAScalar) {

@@ -6,10 +6,9 @@
 // allocates, registers or talks to a peer's host, except registerBuffer/deregisterBuffer.
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <map>
 #include <mscclpp/collectives.hpp>
+#include <mscclpp/env.hpp>
 #include <mscclpp/gpu_utils.hpp>
 #include <vector>
 
@@ -18,14 +17,13 @@
 #include "common/logger.hpp"
 #include "ext/collectives/kernels.hpp"
 #include "ext/collectives/selection.hpp"
+#include "ext/common/messages.hpp"
+#include "ext/common/tags.hpp"
 
 namespace mscclpp {
 namespace collectives {
 
 namespace {
-
-/// The Communicator tag of the collectives' setup messages, apart from tag 0 that users start with.
-constexpr int kSetupTag = 0x436f6c6c;
 
 /// What every rank tells the others at construction.
 struct RankInfo {
@@ -37,60 +35,28 @@ bool elementAligned(const void* ptr, size_t elemSize) { return (reinterpret_cast
 
 }  // namespace
 
-uint64_t oneBits(DataType type) {
-  uint64_t bits = 0;
-  switch (type) {
-    case DataType::Int8:
-    case DataType::Uint8:
-    case DataType::Int32:
-    case DataType::Uint32:
-    case DataType::Int64:
-    case DataType::Uint64:
-      return 1;
-    case DataType::Float16:
-      return 0x3c00;
-    case DataType::Bfloat16:
-      return 0x3f80;
-    case DataType::Float32: {
-      const float one = 1.0f;
-      std::memcpy(&bits, &one, sizeof(one));
-      return bits;
-    }
-    case DataType::Float64: {
-      const double one = 1.0;
-      std::memcpy(&bits, &one, sizeof(one));
-      return bits;
-    }
-    case DataType::Fp8E4M3:
-      return 0x38;
-    case DataType::Fp8E5M2:
-      return 0x3c;
-  }
-  MSCCLPP_THROW(InvalidUsage, "unknown data type ", static_cast<int>(type));
-}
-
-ReduceSpec makeReduceSpec(const ReduceOp& op, DataType type) {
+ReduceSpec makeReduceSpec(const ReduceOp& op) {
   ReduceSpec spec;
-  spec.scalarBits = oneBits(type);
   switch (op.kind) {
     case ReduceOp::Kind::Sum:
       spec.kind = ReduceSpec::Kind::Sum;
-      break;
+      return spec;
     case ReduceOp::Kind::Avg:
       spec.kind = ReduceSpec::Kind::Sum;
       spec.average = true;
-      break;
+      return spec;
     case ReduceOp::Kind::Prod:
       spec.kind = ReduceSpec::Kind::Prod;
-      break;
+      return spec;
     case ReduceOp::Kind::Max:
       spec.kind = ReduceSpec::Kind::Max;
-      break;
+      return spec;
     case ReduceOp::Kind::Min:
       spec.kind = ReduceSpec::Kind::Min;
-      break;
+      return spec;
     case ReduceOp::Kind::PreMulSum:
       spec.kind = ReduceSpec::Kind::Sum;
+      spec.preMultiplies = true;
       if (op.residence == ReduceOp::ScalarResidence::Device) {
         MSCCLPP_CHECK_USAGE(op.deviceScalar != nullptr, "PreMulSum with a null device scalar");
         spec.scalarPtr = op.deviceScalar;
@@ -98,11 +64,9 @@ ReduceSpec makeReduceSpec(const ReduceOp& op, DataType type) {
         MSCCLPP_CHECK_USAGE(op.residence == ReduceOp::ScalarResidence::Host, "PreMulSum without a scalar");
         spec.scalarBits = op.hostScalarBits;
       }
-      break;
-    default:
-      MSCCLPP_THROW(InvalidUsage, "unknown reduction ", static_cast<int>(op.kind));
+      return spec;
   }
-  return spec;
+  MSCCLPP_THROW(InvalidUsage, "unknown reduction ", static_cast<int>(op.kind));
 }
 
 struct Collectives::Impl {
@@ -164,11 +128,12 @@ struct Collectives::Impl {
 };
 
 Collectives::Impl::Impl(std::shared_ptr<Communicator> c, const Config& requested) : comm(std::move(c)), scratch(0) {
-  MSCCLPP_CHECK_USAGE(comm != nullptr, "Collectives: null communicator");
+  MSCCLPP_CHECK_USAGE(comm != nullptr, ext::messageFrom("Collectives", "null communicator"));
   std::shared_ptr<Bootstrap> bootstrap = comm->bootstrap();
   rank = bootstrap->getRank();
   nRanks = bootstrap->getNranks();
-  MSCCLPP_CHECK_USAGE(nRanks <= kMaxRanks, "Collectives: ", nRanks, " ranks; at most ", kMaxRanks, " are supported");
+  MSCCLPP_CHECK_USAGE(nRanks <= kMaxRanks,
+                      ext::messageFrom("Collectives", nRanks, " ranks; at most ", kMaxRanks, " are supported"));
 
   int device = 0;
   MSCCLPP_CUDATHROW(cudaGetDevice(&device));
@@ -180,13 +145,14 @@ Collectives::Impl::Impl(std::shared_ptr<Communicator> c, const Config& requested
   bootstrap->allGather(infos.data(), sizeof(RankInfo));
   int ranksPerGpu = 1;
   for (int r = 0; r < nRanks; ++r) {
-    MSCCLPP_CHECK_USAGE(infos[r].hostHash == infos[rank].hostHash, "Collectives: rank ", r,
-                        " is on another host; ranks of several hosts are not supported yet");
+    MSCCLPP_CHECK_USAGE(infos[r].hostHash == infos[rank].hostHash,
+                        ext::messageFrom("Collectives", "rank ", r,
+                                         " is on another host; ranks of several hosts are not supported yet"));
     const int sharing = static_cast<int>(
         std::count_if(infos.begin(), infos.end(), [&](const RankInfo& i) { return i.gpuHash == infos[r].gpuHash; }));
     ranksPerGpu = std::max(ranksPerGpu, sharing);
   }
-  config = resolveConfig(requested, ranksPerGpu, [](const char* name) { return std::getenv(name); });
+  config = resolveConfig(requested, ranksPerGpu, *env());
   layout = makeScratchLayout(nRanks, static_cast<uint32_t>(config.maxBlocks), config.llMaxBytes, config.scratchBytes);
 
   scratch = allocateScratch(layout);
@@ -195,11 +161,11 @@ Collectives::Impl::Impl(std::shared_ptr<Communicator> c, const Config& requested
 
   localScratch = comm->registerMemory(scratch.data(), layout.totalBytes, Transport::CudaIpc);
   for (int p = 0; p < nRanks; ++p) {
-    if (p != rank) comm->sendMemory(localScratch, p, kSetupTag);
+    if (p != rank) comm->sendMemory(localScratch, p, ext::kCollectivesSetupTag);
   }
   std::vector<std::shared_future<RegisteredMemory>> futures(nRanks);
   for (int p = 0; p < nRanks; ++p) {
-    if (p != rank) futures[p] = comm->recvMemory(p, kSetupTag);
+    if (p != rank) futures[p] = comm->recvMemory(p, ext::kCollectivesSetupTag);
   }
   peerScratch.resize(nRanks);
   dev.layout = layout;
@@ -214,8 +180,8 @@ Collectives::Impl::Impl(std::shared_ptr<Communicator> c, const Config& requested
     }
     peerScratch[p] = futures[p].get();
     dev.scratch[p] = static_cast<char*>(peerScratch[p].data());
-    MSCCLPP_CHECK_USAGE(dev.scratch[p] != nullptr, "Collectives: the scratch of rank ", p,
-                        " cannot be mapped here over CudaIpc");
+    MSCCLPP_CHECK_USAGE(dev.scratch[p] != nullptr, ext::messageFrom("Collectives", "the scratch of rank ", p,
+                                                                    " cannot be mapped here over CudaIpc"));
   }
   // Nobody may write into a peer's scratch before that peer has it mapped and zeroed.
   bootstrap->barrier();
@@ -244,7 +210,7 @@ void Collectives::allReduce(const void* send, void* recv, size_t count, DataType
   const size_t bytes = count * dataTypeSize(type);
   m.checkBuffer(send, bytes, type, "allReduce send");
   m.checkBuffer(recv, bytes, type, "allReduce recv");
-  const ReduceSpec spec = makeReduceSpec(op, type);
+  const ReduceSpec spec = makeReduceSpec(op);
   if (count == 0) return;
   if (m.choose(Collective::AllReduce, bytes) == Algorithm::LLOneShot) {
     launchLLAllReduce(m.dev, send, recv, count, type, spec, stream);
@@ -260,7 +226,7 @@ void Collectives::reduceScatter(const void* send, void* recv, size_t count, Data
   const size_t bytes = count * dataTypeSize(type);
   m.checkBuffer(send, bytes * m.nRanks, type, "reduceScatter send");
   m.checkBuffer(recv, bytes, type, "reduceScatter recv");
-  const ReduceSpec spec = makeReduceSpec(op, type);
+  const ReduceSpec spec = makeReduceSpec(op);
   if (count == 0) return;
   if (m.choose(Collective::ReduceScatter, bytes) == Algorithm::LLOneShot) {
     launchLLReduceScatter(m.dev, send, recv, count, type, spec, stream);
@@ -277,7 +243,7 @@ void Collectives::reduce(const void* send, void* recv, size_t count, DataType ty
   const size_t bytes = count * dataTypeSize(type);
   m.checkBuffer(send, bytes, type, "reduce send");
   if (m.rank == root) m.checkBuffer(recv, bytes, type, "reduce recv");
-  const ReduceSpec spec = makeReduceSpec(op, type);
+  const ReduceSpec spec = makeReduceSpec(op);
   if (count == 0) return;
   launchStagedReduce(m.dev, send, recv, count, type, spec, root, stream);
 }

@@ -1,9 +1,9 @@
 // Copyright (c) 2026 The libmscclpp authors
 // SPDX-License-Identifier: MIT
 
-// Device helpers shared by the collective kernels: the per-block barrier between ranks, byte-exact
-// loads and stores for buffers of any alignment and length, and the reduction of each element type.
-// Included by the .cu files of this folder only.
+// What only the collective kernels need: the per-block barrier between ranks and the dispatch of a
+// launcher over (element type, reduction kind). Element arithmetic, copies and the spin limit are
+// the extensions' shared ones (ext/common/device_ops.hpp). Included by the .cu files of this folder only.
 
 #ifndef MSCCLPP_EXT_COLLECTIVES_DEVICE_COMMON_HPP_
 #define MSCCLPP_EXT_COLLECTIVES_DEVICE_COMMON_HPP_
@@ -18,13 +18,21 @@
 
 #include "common/checks.hpp"
 #include "ext/collectives/kernels.hpp"
+#include "ext/common/device_ops.hpp"
+#include "ext/common/element_types.hpp"
 
 namespace mscclpp {
 namespace collectives {
 
-/// A wait for a peer gives up (and traps, see poll_device.hpp) only after minutes: peers may start
-/// their kernel much later than this rank, e.g. behind host work of their own.
-constexpr int64_t kSpinLimit = int64_t{1} << 34;
+using ext::copyBytes;
+using ext::copyPrepared;
+using ext::kSpinLimit;
+using ext::load8;
+using ext::prepareWord;
+using ext::Reducer;
+using ext::store8;
+using ext::Vec;
+using ext::VecAcc;
 
 /// The barrier counts of one block with every rank, kept in shared memory for the kernel's duration.
 struct BlockCounts {
@@ -73,252 +81,6 @@ struct OnePeer {
   __device__ __forceinline__ int operator()(int) const { return peer; }
 };
 
-/// The 8 bytes at base + off, of which only those below `len` are read (the rest are zero).
-__device__ __forceinline__ uint2 load8(const char* base, uint64_t off, uint64_t len) {
-  const char* p = base + off;
-  if (off + 8 <= len && (reinterpret_cast<uintptr_t>(p) & 7) == 0) return *reinterpret_cast<const uint2*>(p);
-  union {
-    uint2 v;
-    unsigned char b[8];
-  } u;
-  u.v = make_uint2(0, 0);
-  const uint64_t n = len - off < 8 ? len - off : 8;
-  for (uint64_t k = 0; k < n; ++k) u.b[k] = static_cast<unsigned char>(p[k]);
-  return u.v;
-}
-
-/// Stores the bytes of `v` that fall below `len` at base + off.
-__device__ __forceinline__ void store8(char* base, uint64_t off, uint64_t len, uint2 v) {
-  char* p = base + off;
-  if (off + 8 <= len && (reinterpret_cast<uintptr_t>(p) & 7) == 0) {
-    *reinterpret_cast<uint2*>(p) = v;
-    return;
-  }
-  union {
-    uint2 v;
-    unsigned char b[8];
-  } u;
-  u.v = v;
-  const uint64_t n = len - off < 8 ? len - off : 8;
-  for (uint64_t k = 0; k < n; ++k) p[k] = static_cast<char>(u.b[k]);
-}
-
-/// Block-cooperative copy of `bytes` (any alignment). Moves 16-byte vectors when dst and src are
-/// equally misaligned modulo 16, bytes otherwise.
-__device__ __forceinline__ void copyBytes(char* dst, const char* src, uint64_t bytes) {
-  if (bytes == 0 || dst == src) return;
-  const uint64_t mis = reinterpret_cast<uintptr_t>(dst) & 15;
-  if (mis == (reinterpret_cast<uintptr_t>(src) & 15)) {
-    uint64_t head = mis == 0 ? 0 : 16 - mis;
-    if (head > bytes) head = bytes;
-    const uint64_t nVec = (bytes - head) / 16;
-    const uint64_t tail = head + nVec * 16;
-    for (uint64_t i = threadIdx.x; i < head; i += blockDim.x) dst[i] = src[i];
-    const uint4* s4 = reinterpret_cast<const uint4*>(src + head);
-    uint4* d4 = reinterpret_cast<uint4*>(dst + head);
-    uint64_t i = threadIdx.x;
-    for (; i + 3 * blockDim.x < nVec; i += 4 * blockDim.x) {
-      const uint4 a = s4[i], b = s4[i + blockDim.x], c = s4[i + 2 * blockDim.x], d = s4[i + 3 * blockDim.x];
-      d4[i] = a;
-      d4[i + blockDim.x] = b;
-      d4[i + 2 * blockDim.x] = c;
-      d4[i + 3 * blockDim.x] = d;
-    }
-    for (; i < nVec; i += blockDim.x) d4[i] = s4[i];
-    for (uint64_t j = tail + threadIdx.x; j < bytes; j += blockDim.x) dst[j] = src[j];
-  } else {
-    for (uint64_t i = threadIdx.x; i < bytes; i += blockDim.x) dst[i] = src[i];
-  }
-}
-
-// ---- element types and their reduction ----
-
-template <DataType D>
-struct TypeOf;
-template <>
-struct TypeOf<DataType::Int8> {
-  using type = int8_t;
-};
-template <>
-struct TypeOf<DataType::Uint8> {
-  using type = uint8_t;
-};
-template <>
-struct TypeOf<DataType::Int32> {
-  using type = int32_t;
-};
-template <>
-struct TypeOf<DataType::Uint32> {
-  using type = uint32_t;
-};
-template <>
-struct TypeOf<DataType::Int64> {
-  using type = int64_t;
-};
-template <>
-struct TypeOf<DataType::Uint64> {
-  using type = uint64_t;
-};
-template <>
-struct TypeOf<DataType::Float16> {
-  using type = __half;
-};
-template <>
-struct TypeOf<DataType::Float32> {
-  using type = float;
-};
-template <>
-struct TypeOf<DataType::Float64> {
-  using type = double;
-};
-template <>
-struct TypeOf<DataType::Bfloat16> {
-  using type = __bfloat16;
-};
-#if defined(__FP8_TYPES_EXIST__)
-template <>
-struct TypeOf<DataType::Fp8E4M3> {
-  using type = __fp8_e4m3;
-};
-template <>
-struct TypeOf<DataType::Fp8E5M2> {
-  using type = __fp8_e5m2;
-};
-#endif
-
-/// How an element type is combined: integers in their own width with wrap-around (as NCCL does),
-/// floating types in float (double for double) with one rounding back at the end, so that the
-/// result of n inputs is rounded once instead of n-1 times.
-template <typename T, typename Enable = void>
-struct Arith {
-  using Acc = float;
-  __device__ __forceinline__ static Acc toAcc(T x) { return static_cast<float>(x); }
-  __device__ __forceinline__ static T fromAcc(Acc a) { return T(a); }
-  __device__ __forceinline__ static Acc add(Acc a, Acc b) { return a + b; }
-  __device__ __forceinline__ static Acc mul(Acc a, Acc b) { return a * b; }
-  __device__ __forceinline__ static Acc div(Acc a, int n) { return a / static_cast<Acc>(n); }
-};
-
-template <>
-struct Arith<__half> {
-  using Acc = float;
-  __device__ __forceinline__ static Acc toAcc(__half x) { return __half2float(x); }
-  __device__ __forceinline__ static __half fromAcc(Acc a) { return __float2half_rn(a); }
-  __device__ __forceinline__ static Acc add(Acc a, Acc b) { return a + b; }
-  __device__ __forceinline__ static Acc mul(Acc a, Acc b) { return a * b; }
-  __device__ __forceinline__ static Acc div(Acc a, int n) { return a / static_cast<Acc>(n); }
-};
-
-template <>
-struct Arith<__bfloat16> {
-  using Acc = float;
-  __device__ __forceinline__ static Acc toAcc(__bfloat16 x) { return __bfloat162float(x); }
-  __device__ __forceinline__ static __bfloat16 fromAcc(Acc a) { return __float2bfloat16_rn(a); }
-  __device__ __forceinline__ static Acc add(Acc a, Acc b) { return a + b; }
-  __device__ __forceinline__ static Acc mul(Acc a, Acc b) { return a * b; }
-  __device__ __forceinline__ static Acc div(Acc a, int n) { return a / static_cast<Acc>(n); }
-};
-
-template <>
-struct Arith<double> {
-  using Acc = double;
-  __device__ __forceinline__ static Acc toAcc(double x) { return x; }
-  __device__ __forceinline__ static double fromAcc(Acc a) { return a; }
-  __device__ __forceinline__ static Acc add(Acc a, Acc b) { return a + b; }
-  __device__ __forceinline__ static Acc mul(Acc a, Acc b) { return a * b; }
-  __device__ __forceinline__ static Acc div(Acc a, int n) { return a / static_cast<Acc>(n); }
-};
-
-template <typename T>
-struct Arith<T, std::enable_if_t<std::is_integral<T>::value>> {
-  using Acc = T;
-  using U = std::make_unsigned_t<T>;
-  __device__ __forceinline__ static Acc toAcc(T x) { return x; }
-  __device__ __forceinline__ static T fromAcc(Acc a) { return a; }
-  __device__ __forceinline__ static Acc add(Acc a, Acc b) {
-    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-  }
-  __device__ __forceinline__ static Acc mul(Acc a, Acc b) {
-    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-  }
-  __device__ __forceinline__ static Acc div(Acc a, int n) { return static_cast<T>(a / static_cast<T>(n)); }
-};
-
-/// Combines the inputs of one element in rank order: begin(x0), then add(xq) for q = 1..n-1, then
-/// end(). Kind is a ReduceSpec::Kind.
-template <typename T, ReduceSpec::Kind Kind>
-struct Reducer {
-  using A = Arith<T>;
-  using Acc = typename A::Acc;
-  Acc scalar;
-  bool average;
-  int nRanks;
-
-  __device__ __forceinline__ Reducer(const ReduceSpec& spec, int n) : average(spec.average), nRanks(n) {
-    T s;
-    if (spec.scalarPtr != nullptr) {
-      s = *static_cast<const T*>(spec.scalarPtr);
-    } else {
-      static_assert(sizeof(T) <= sizeof(uint64_t), "element larger than the scalar's bits");
-      memcpy(&s, &spec.scalarBits, sizeof(T));
-    }
-    scalar = A::toAcc(s);
-  }
-
-  __device__ __forceinline__ Acc begin(T x) const {
-    if (Kind == ReduceSpec::Kind::Sum) return A::mul(scalar, A::toAcc(x));
-    return A::toAcc(x);
-  }
-  __device__ __forceinline__ Acc add(Acc a, T x) const {
-    const Acc v = A::toAcc(x);
-    switch (Kind) {
-      case ReduceSpec::Kind::Sum:
-        return A::add(a, A::mul(scalar, v));
-      case ReduceSpec::Kind::Prod:
-        return A::mul(a, v);
-      case ReduceSpec::Kind::Max:
-        return v > a ? v : a;
-      case ReduceSpec::Kind::Min:
-        return v < a ? v : a;
-    }
-    return a;
-  }
-  __device__ __forceinline__ T end(Acc a) const {
-    if (Kind == ReduceSpec::Kind::Sum && average) return A::fromAcc(A::div(a, nRanks));
-    return A::fromAcc(a);
-  }
-};
-
-/// A vector of Bytes / sizeof(T) elements reduced element by element.
-template <typename T, int Bytes>
-union Vec {
-  static constexpr int N = Bytes / static_cast<int>(sizeof(T));
-  typename std::conditional<Bytes == 16, uint4, uint2>::type raw;
-  T e[N];
-  __device__ __forceinline__ Vec() {}
-};
-
-template <typename T, ReduceSpec::Kind Kind, int Bytes>
-struct VecAcc {
-  static constexpr int N = Vec<T, Bytes>::N;
-  typename Reducer<T, Kind>::Acc a[N];
-
-  __device__ __forceinline__ void begin(const Reducer<T, Kind>& r, const Vec<T, Bytes>& v) {
-#pragma unroll
-    for (int i = 0; i < N; ++i) a[i] = r.begin(v.e[i]);
-  }
-  __device__ __forceinline__ void add(const Reducer<T, Kind>& r, const Vec<T, Bytes>& v) {
-#pragma unroll
-    for (int i = 0; i < N; ++i) a[i] = r.add(a[i], v.e[i]);
-  }
-  __device__ __forceinline__ Vec<T, Bytes> end(const Reducer<T, Kind>& r) const {
-    Vec<T, Bytes> v;
-#pragma unroll
-    for (int i = 0; i < N; ++i) v.e[i] = r.end(a[i]);
-    return v;
-  }
-};
-
 }  // namespace collectives
 }  // namespace mscclpp
 
@@ -342,40 +104,20 @@ struct VecAcc {
     }                                                                      \
   } while (0)
 
-#define MSCCLPP_COLL_TYPE_CASE(F, D, kind, ...)                                                                       \
-  case ::mscclpp::collectives::DataType::D:                                                                           \
-    MSCCLPP_COLL_DISPATCH_KIND(F, typename ::mscclpp::collectives::TypeOf<::mscclpp::collectives::DataType::D>::type, \
-                               kind, __VA_ARGS__);                                                                    \
-    break;
-
-#define MSCCLPP_COLL_DISPATCH(F, type, kind, ...)            \
-  do {                                                       \
-    switch (type) {                                          \
-      MSCCLPP_COLL_TYPE_CASE(F, Int8, kind, __VA_ARGS__)     \
-      MSCCLPP_COLL_TYPE_CASE(F, Uint8, kind, __VA_ARGS__)    \
-      MSCCLPP_COLL_TYPE_CASE(F, Int32, kind, __VA_ARGS__)    \
-      MSCCLPP_COLL_TYPE_CASE(F, Uint32, kind, __VA_ARGS__)   \
-      MSCCLPP_COLL_TYPE_CASE(F, Int64, kind, __VA_ARGS__)    \
-      MSCCLPP_COLL_TYPE_CASE(F, Uint64, kind, __VA_ARGS__)   \
-      MSCCLPP_COLL_TYPE_CASE(F, Float16, kind, __VA_ARGS__)  \
-      MSCCLPP_COLL_TYPE_CASE(F, Float32, kind, __VA_ARGS__)  \
-      MSCCLPP_COLL_TYPE_CASE(F, Float64, kind, __VA_ARGS__)  \
-      MSCCLPP_COLL_TYPE_CASE(F, Bfloat16, kind, __VA_ARGS__) \
-      MSCCLPP_COLL_FP8_CASES(F, kind, __VA_ARGS__)           \
-    }                                                        \
+/// Calls F<T, Kind>(args...) with the C++ type of the runtime `type` (ext/common/element_types.hpp)
+/// and the runtime reduction `kind`. Throws Error(InvalidUsage) for a value that is not a DataType, and
+/// for FP8 where the GPU toolkit has no FP8 types (HIP before ROCm 6), before anything is launched.
+#define MSCCLPP_COLL_DISPATCH(F, type, kind, ...)                                                          \
+  do {                                                                                                     \
+    const bool known_ = ::mscclpp::ext::withElementType(type, [&](auto tag_) {                             \
+      using T_ = typename decltype(tag_)::Type;                                                            \
+      if constexpr (::mscclpp::ext::kHasArithmetic<T_>) {                                                  \
+        MSCCLPP_COLL_DISPATCH_KIND(F, T_, kind, __VA_ARGS__);                                              \
+      } else {                                                                                             \
+        MSCCLPP_THROW(InvalidUsage, "FP8 reductions are not available: the GPU toolkit has no FP8 types"); \
+      }                                                                                                    \
+    });                                                                                                    \
+    MSCCLPP_CHECK_USAGE(known_, "unknown data type ", static_cast<int>(type));                             \
   } while (0)
-
-#if defined(__FP8_TYPES_EXIST__)
-#define MSCCLPP_COLL_FP8_CASES(F, kind, ...)            \
-  MSCCLPP_COLL_TYPE_CASE(F, Fp8E4M3, kind, __VA_ARGS__) \
-  MSCCLPP_COLL_TYPE_CASE(F, Fp8E5M2, kind, __VA_ARGS__)
-#else
-// A toolkit without FP8 types (HIP before ROCm 6) has no FP8 kernels: such a reduction is refused on the
-// host, before anything is launched.
-#define MSCCLPP_COLL_FP8_CASES(F, kind, ...)      \
-  case ::mscclpp::collectives::DataType::Fp8E4M3: \
-  case ::mscclpp::collectives::DataType::Fp8E5M2: \
-    MSCCLPP_THROW(InvalidUsage, "FP8 reductions are not available: the GPU toolkit has no FP8 types");
-#endif
 
 #endif  // MSCCLPP_EXT_COLLECTIVES_DEVICE_COMMON_HPP_

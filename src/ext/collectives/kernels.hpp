@@ -14,6 +14,7 @@
 #include <mscclpp/gpu.hpp>
 
 #include "ext/collectives/layout.hpp"
+#include "ext/common/reduction.hpp"
 
 namespace mscclpp {
 namespace collectives {
@@ -31,24 +32,11 @@ struct DeviceState {
   uint64_t* llEpochs = nullptr;
 };
 
-/// The reduction, reduced to what kernels branch on: Sum also serves Avg (then `average` divides
-/// by nRanks at the end) and PreMulSum (every input is multiplied by the scalar first; Sum and Avg
-/// multiply by one, which is exact).
-struct ReduceSpec {
-  enum class Kind : int { Sum, Prod, Max, Min };
-  Kind kind = Kind::Sum;
-  bool average = false;
-  /// The scalar's bits in the element type, used unless scalarPtr is set.
-  uint64_t scalarBits = 0;
-  /// Device pointer to the scalar (PreMulSum with a device scalar), read by every launch.
-  const void* scalarPtr = nullptr;
-};
+/// The reduction as kernels receive it (ext/common/reduction.hpp).
+using ext::ReduceSpec;
 
-/// The scalar 1 in `type`, as bits.
-uint64_t oneBits(DataType type);
-
-/// The kernel-side form of `op` for `type`.
-ReduceSpec makeReduceSpec(const ReduceOp& op, DataType type);
+/// The kernel-side form of `op`.
+ReduceSpec makeReduceSpec(const ReduceOp& op);
 
 // LL one-shot (ll_one_shot.cu). `segBytes` is what one rank sends one peer.
 void launchLLAllReduce(const DeviceState& s, const void* send, void* recv, uint64_t count, DataType type,

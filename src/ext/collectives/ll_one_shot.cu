@@ -18,7 +18,8 @@
 // takes part has at least one packet, and every rank computes the same blocks (tiling.hpp).
 //
 // Reductions combine the n inputs of an element in rank order on every rank, so all ranks produce
-// bit-identical results.
+// bit-identical results. With PreMulSum each rank scales its own input before it writes the packets
+// and before it combines it, so every rank combines the same scaled values.
 
 #include "ext/collectives/device_common.hpp"
 
@@ -52,17 +53,18 @@ __global__ void __launch_bounds__(kBlockThreads)
   const uint64_t begin = pt.begin(b), end = pt.end(b);
   const int rank = s.rank, n = s.nRanks;
   constexpr bool kPerPeerSegment = Mode == LLMode::ReduceScatter || Mode == LLMode::AllToAll;
+  const Reducer<T, Kind> r(spec, n);
 
   for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
     if (kPerPeerSegment) {
       for (int t = 0; t < n - 1; ++t) {
         const int p = t < rank ? t : t + 1;
-        const uint2 w = load8(send + p * segBytes, i * 8, segBytes);
+        const uint2 w = prepareWord<T, Kind, 8>(r, load8(send + p * segBytes, i * 8, segBytes));
         LL16Packet* slot = reinterpret_cast<LL16Packet*>(s.scratch[p] + s.layout.llSlot(half, b, rank));
         slot[i - begin].write(w.x, w.y, flag);
       }
     } else {
-      const uint2 w = load8(send, i * 8, segBytes);
+      const uint2 w = prepareWord<T, Kind, 8>(r, load8(send, i * 8, segBytes));
       for (int t = 0; t < n - 1; ++t) {
         const int p = t < rank ? t : t + 1;
         LL16Packet* slot = reinterpret_cast<LL16Packet*>(s.scratch[p] + s.layout.llSlot(half, b, rank));
@@ -73,13 +75,12 @@ __global__ void __launch_bounds__(kBlockThreads)
 
   const char* own = kPerPeerSegment ? send + rank * segBytes : send;
   if (Mode == LLMode::AllReduce || Mode == LLMode::ReduceScatter) {
-    const Reducer<T, Kind> r(spec, n);
     for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
       VecAcc<T, Kind, 8> acc;
       for (int q = 0; q < n; ++q) {
         Vec<T, 8> v;
         if (q == rank) {
-          v.raw = load8(own, i * 8, segBytes);
+          v.raw = prepareWord<T, Kind, 8>(r, load8(own, i * 8, segBytes));
         } else {
           const LL16Packet* slot = reinterpret_cast<const LL16Packet*>(s.scratch[rank] + s.layout.llSlot(half, b, q));
           v.raw = slot[i - begin].read(flag, kSpinLimit);

@@ -4,8 +4,6 @@
 #include "ext/collectives/selection.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
 #include <string>
 
 #include "common/checks.hpp"
@@ -15,71 +13,26 @@ namespace collectives {
 
 namespace {
 
-size_t parseSize(const char* name, const char* text) {
-  errno = 0;
-  char* end = nullptr;
-  const unsigned long long value = std::strtoull(text, &end, 0);
-  size_t scale = 1;
-  if (end != nullptr) {
-    switch (*end) {
-      case 'K':
-      case 'k':
-        scale = 1ull << 10;
-        ++end;
-        break;
-      case 'M':
-      case 'm':
-        scale = 1ull << 20;
-        ++end;
-        break;
-      case 'G':
-      case 'g':
-        scale = 1ull << 30;
-        ++end;
-        break;
-      default:
-        break;
-    }
-  }
-  MSCCLPP_CHECK_USAGE(errno == 0 && end != text && *end == '\0' && text[0] != '-', name, "='", text,
-                      "' is not a size (a number, optionally followed by K, M or G)");
-  return static_cast<size_t>(value) * scale;
-}
-
-Algorithm parseAlgorithm(const char* name, const char* text) {
-  const std::string value(text);
-  if (value == "auto" || value.empty()) return Algorithm::Auto;
-  if (value == "ll") return Algorithm::LLOneShot;
-  if (value == "staged") return Algorithm::Staged;
-  MSCCLPP_THROW(InvalidUsage, name, "='", text, "' is not one of auto, ll, staged");
+/// Env::collAlgo, one of the values Env accepts.
+Algorithm algorithmNamed(const std::string& name) {
+  if (name == "ll") return Algorithm::LLOneShot;
+  if (name == "staged") return Algorithm::Staged;
+  return Algorithm::Auto;
 }
 
 }  // namespace
 
-Config resolveConfig(const Config& config, int ranksPerGpu, const EnvLookup& lookup) {
+Config resolveConfig(const Config& config, int ranksPerGpu, const Env& env) {
   Config c = config;
-  if (c.scratchBytes == 0) {
-    const char* v = lookup("MSCCLPP_COLL_SCRATCH_BYTES");
-    c.scratchBytes = v ? parseSize("MSCCLPP_COLL_SCRATCH_BYTES", v) : kDefaultScratchBytes;
-  }
+  if (c.scratchBytes == 0) c.scratchBytes = env.collScratchBytes;
+  if (c.maxBlocks == 0) c.maxBlocks = static_cast<int>(env.collMaxBlocks);
   if (c.maxBlocks == 0) {
-    const char* v = lookup("MSCCLPP_COLL_MAX_BLOCKS");
-    if (v) {
-      c.maxBlocks = static_cast<int>(parseSize("MSCCLPP_COLL_MAX_BLOCKS", v));
-    } else {
-      const int share = kResidentBlocksPerGpu / (ranksPerGpu > 0 ? ranksPerGpu : 1);
-      c.maxBlocks = std::max(1, std::min(share, kMaxBlocksPerLaunch));
-    }
+    const int share = kResidentBlocksPerGpu / (ranksPerGpu > 0 ? ranksPerGpu : 1);
+    c.maxBlocks = std::max(1, std::min(share, kMaxBlocksPerLaunch));
   }
   MSCCLPP_CHECK_USAGE(c.maxBlocks >= 1 && c.maxBlocks <= 1024, "maxBlocks must be in [1, 1024], got ", c.maxBlocks);
-  if (c.llMaxBytes == 0) {
-    const char* v = lookup("MSCCLPP_COLL_LL_MAX_BYTES");
-    c.llMaxBytes = v ? parseSize("MSCCLPP_COLL_LL_MAX_BYTES", v) : kDefaultLLMaxBytes;
-  }
-  if (c.forceAlgorithm == Algorithm::Auto) {
-    const char* v = lookup("MSCCLPP_COLL_ALGO");
-    if (v) c.forceAlgorithm = parseAlgorithm("MSCCLPP_COLL_ALGO", v);
-  }
+  if (c.llMaxBytes == 0) c.llMaxBytes = env.collLLMaxBytes;
+  if (c.forceAlgorithm == Algorithm::Auto) c.forceAlgorithm = algorithmNamed(env.collAlgo);
   return c;
 }
 

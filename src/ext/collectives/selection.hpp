@@ -8,29 +8,24 @@
 #define MSCCLPP_EXT_COLLECTIVES_SELECTION_HPP_
 
 #include <cstddef>
-#include <functional>
 #include <mscclpp/collectives.hpp>
-#include <string>
+#include <mscclpp/env.hpp>
 
 #include "ext/collectives/layout.hpp"
 
 namespace mscclpp {
 namespace collectives {
 
-/// Reads one environment variable; nullptr when unset.
-using EnvLookup = std::function<const char*(const char* name)>;
-
-constexpr size_t kDefaultScratchBytes = 64ull << 20;
-constexpr size_t kDefaultLLMaxBytes = 512ull << 10;
 /// Blocks the ranks sharing one GPU may keep resident together: a kernel that waits for a peer must
 /// never need more blocks than fit beside the peer's kernel (132 SMs on an H200, a few kept free).
 constexpr int kResidentBlocksPerGpu = 128;
 constexpr int kMaxBlocksPerLaunch = 64;
 
-/// `config` with every zero field replaced by the environment's value (MSCCLPP_COLL_SCRATCH_BYTES,
-/// MSCCLPP_COLL_MAX_BLOCKS, MSCCLPP_COLL_LL_MAX_BYTES, MSCCLPP_COLL_ALGO) or the default, where
-/// `ranksPerGpu` ranks share this rank's GPU. Throws Error(InvalidUsage) for values that do not parse.
-Config resolveConfig(const Config& config, int ranksPerGpu, const EnvLookup& lookup);
+/// `config` with every zero field replaced by the value `env` read (Env::collScratchBytes,
+/// collMaxBlocks, collLLMaxBytes, collAlgo, which hold the defaults where the variables are unset),
+/// where `ranksPerGpu` ranks share this rank's GPU. Throws Error(InvalidUsage) for an explicit
+/// maxBlocks outside [1, 1024].
+Config resolveConfig(const Config& config, int ranksPerGpu, const Env& env);
 
 /// Whether `collective` has an LL one-shot variant (all-pairs, both directions in every call).
 bool hasLLOneShot(Collective collective);

@@ -22,6 +22,9 @@
 // read. The halves follow each pair's own count, so calls that involve only some peers (a reduce, a
 // send) keep every pair consistent.
 //
+// PreMulSum: each rank scales its own input (by its own scalar) as it copies it to a peer and as it
+// reduces it itself, so the scratch holds scaled values only.
+//
 // Zero elements launch nothing on any rank; otherwise every rank launches the same blocks.
 
 #include "ext/collectives/device_common.hpp"
@@ -32,9 +35,9 @@ namespace collectives {
 
 namespace {
 
-/// out[0, elems) = reduction over q in rank order of src(q)[0, elems), where src(rank) is `own` and
-/// src(q) is this rank's scratch slot of q written in half halfOf(q). With Forward, the result also
-/// goes into every peer's slot for this rank in half forwardHalf(p).
+/// out[0, elems) = reduction over q in rank order of src(q)[0, elems), where src(rank) is `own` (passed
+/// through r.prepare) and src(q) is this rank's scratch slot of q written in half halfOf(q). With
+/// Forward, the result also goes into every peer's slot for this rank in half forwardHalf(p).
 template <typename T, ReduceSpec::Kind Kind, bool Forward, typename HalfOf, typename ForwardHalf>
 __device__ __forceinline__ void reduceTile(const DeviceState& s, const Reducer<T, Kind>& r, uint32_t block,
                                            int nSources, const T* own, T* out, uint64_t elems, HalfOf halfOf,
@@ -54,7 +57,8 @@ __device__ __forceinline__ void reduceTile(const DeviceState& s, const Reducer<T
     VecAcc<T, Kind, 16> acc;
     for (int q = 0; q < nSources; ++q) {
       Vec<T, 16> x;
-      x.raw = q == rank ? reinterpret_cast<const uint4*>(own)[v] : reinterpret_cast<const uint4*>(slot(q))[v];
+      x.raw = q == rank ? prepareWord<T, Kind, 16>(r, reinterpret_cast<const uint4*>(own)[v])
+                        : reinterpret_cast<const uint4*>(slot(q))[v];
       if (q == 0) {
         acc.begin(r, x);
       } else {
@@ -73,7 +77,7 @@ __device__ __forceinline__ void reduceTile(const DeviceState& s, const Reducer<T
   for (uint64_t i = nVec * kPerVec + threadIdx.x; i < elems; i += blockDim.x) {
     typename Reducer<T, Kind>::Acc acc{};
     for (int q = 0; q < nSources; ++q) {
-      const T x = q == rank ? own[i] : slot(q)[i];
+      const T x = q == rank ? r.prepare(own[i]) : slot(q)[i];
       acc = q == 0 ? r.begin(x) : r.add(acc, x);
     }
     const T y = r.end(acc);
@@ -113,8 +117,8 @@ __global__ void __launch_bounds__(kBlockThreads)
     for (int t = 0; t < n - 1; ++t) {
       const int p = peers(t);
       const Span sp = clip(p * chunkElems, tb, te, count);
-      char* dst = s.scratch[p] + s.layout.stagedSlot(counts.count[p] & 1, b, rank);
-      copyBytes(dst, reinterpret_cast<const char*>(send + sp.start), sp.length * sizeof(T));
+      T* dst = reinterpret_cast<T*>(s.scratch[p] + s.layout.stagedSlot(counts.count[p] & 1, b, rank));
+      copyPrepared(r, dst, send + sp.start, sp.length);
     }
     barrier(s, b, counts, n - 1, peers);
     const Span mine = clip(rank * chunkElems, tb, te, count);
@@ -146,8 +150,8 @@ __global__ void __launch_bounds__(kBlockThreads)
     const uint64_t tb = tiling.tileBegin(b, k), te = tiling.tileEnd(b, k);
     for (int t = 0; t < n - 1; ++t) {
       const int p = peers(t);
-      char* dst = s.scratch[p] + s.layout.stagedSlot(counts.count[p] & 1, b, rank);
-      copyBytes(dst, reinterpret_cast<const char*>(send + p * count + tb), (te - tb) * sizeof(T));
+      T* dst = reinterpret_cast<T*>(s.scratch[p] + s.layout.stagedSlot(counts.count[p] & 1, b, rank));
+      copyPrepared(r, dst, send + p * count + tb, te - tb);
     }
     barrier(s, b, counts, n - 1, peers);
     reduceTile<T, Kind, false>(
@@ -169,8 +173,8 @@ __global__ void __launch_bounds__(kBlockThreads)
   for (uint64_t k = 0; k < tiling.rounds; ++k) {
     const uint64_t tb = tiling.tileBegin(b, k), te = tiling.tileEnd(b, k);
     if (rank != root) {
-      char* dst = s.scratch[root] + s.layout.stagedSlot(counts.count[root] & 1, b, rank);
-      copyBytes(dst, reinterpret_cast<const char*>(send + tb), (te - tb) * sizeof(T));
+      T* dst = reinterpret_cast<T*>(s.scratch[root] + s.layout.stagedSlot(counts.count[root] & 1, b, rank));
+      copyPrepared(r, dst, send + tb, te - tb);
       barrier(s, b, counts, 1, OnePeer{root});
     } else {
       barrier(s, b, counts, n - 1, AllPeers{rank});

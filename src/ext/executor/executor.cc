@@ -16,6 +16,8 @@
 #include <tuple>
 
 #include "common/checks.hpp"
+#include "ext/common/messages.hpp"
+#include "ext/common/tags.hpp"
 #include "ext/executor/device_plan.hpp"
 #include "ext/executor/device_tables.hpp"
 #include "ext/executor/op_vocabulary.hpp"
@@ -27,12 +29,6 @@ namespace mscclpp {
 using namespace executor;
 
 namespace {
-
-// Communicator tags of the executor's exchanges, apart from those of other users of the communicator.
-constexpr int kTagConnection = 0x45584300;
-constexpr int kTagMemory = 0x45584301;
-constexpr int kTagMemorySemaphore = 0x45584302;
-constexpr int kTagPortSemaphore = 0x45584303;
 
 template <typename T>
 std::shared_ptr<T> toDevice(const std::vector<T>& host) {
@@ -103,7 +99,7 @@ struct Executor::Impl {
   std::map<ContextKey, std::unique_ptr<PlanContext>> contexts;
 
   explicit Impl(std::shared_ptr<Communicator> c) : comm(std::move(c)) {
-    MSCCLPP_CHECK_USAGE(comm != nullptr, "Executor: the communicator is null");
+    MSCCLPP_CHECK_USAGE(comm != nullptr, ext::messageFrom("Executor", "the communicator is null"));
     rank = comm->bootstrap()->getRank();
     nRanks = comm->bootstrap()->getNranks();
   }
@@ -131,7 +127,7 @@ struct Executor::Impl {
     for (int peer : peers) {
       if (connections.count(peer) != 0) continue;
       pending.emplace_back(peer, comm->connect(EndpointConfig(Transport::CudaIpc, Device(DeviceType::GPU, device)),
-                                               peer, kTagConnection));
+                                               peer, ext::kExecutorConnectionTag));
     }
     for (auto& [peer, future] : pending) connections.emplace(peer, future.get());
   }
@@ -226,12 +222,12 @@ struct Executor::Impl {
           Where{plan.path, rank, ""}.fail(
               concat("GPU ", p, " maps the ", bufferName(rb.type), " buffer of this rank, which is empty"));
         }
-        comm->sendMemory(ctx.local[int(rb.type)], p, kTagMemory);
+        comm->sendMemory(ctx.local[int(rb.type)], p, ext::kExecutorMemoryTag);
       }
     }
     std::vector<std::shared_future<RegisteredMemory>> remoteFutures;
     for (const PlanRemoteBuffer& rb : plan.self().remoteBuffers) {
-      remoteFutures.push_back(comm->recvMemory(rb.rank, kTagMemory));
+      remoteFutures.push_back(comm->recvMemory(rb.rank, ext::kExecutorMemoryTag));
     }
     for (auto& f : remoteFutures) ctx.remote.push_back(f.get());
   }
@@ -243,7 +239,7 @@ struct Executor::Impl {
     const PlanImpl& plan = *ctx.plan;
     const PlanGpu& self = plan.self();
     for (ChannelType type : {ChannelType::Memory, ChannelType::Port}) {
-      const int tag = type == ChannelType::Memory ? kTagMemorySemaphore : kTagPortSemaphore;
+      const int tag = type == ChannelType::Memory ? ext::kExecutorMemorySemaphoreTag : ext::kExecutorPortSemaphoreTag;
       std::map<int, std::vector<std::shared_future<Semaphore>>> futures;
       for (int p : peers) {
         const int n = std::max(channelCount(self, p, type), channelCount(plan.gpus[p], rank, type));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/checks.hpp"
+#include "ext/common/messages.hpp"
 #include "ext/nccl/api_functions.hpp"
 #include "ext/nccl/comm.hpp"
 #include "ext/nccl/group.hpp"
@@ -86,7 +87,7 @@ ncclResult_t initRank(ncclComm_t* out, int nranks, const mscclpp::UniqueId& id, 
         const std::exception_ptr error = std::current_exception();
         {
           std::lock_guard<std::mutex> lock(raw->mutex);
-          raw->asyncFailure = mscclpp::concat(call, ": ", mscclpp::nccl::messageOf(error));
+          raw->asyncFailure = mscclpp::ext::messageFrom(call, mscclpp::nccl::messageOf(error));
         }
         raw->asyncError = mscclpp::nccl::resultOf(error);
         throw;

@@ -23,6 +23,7 @@
 #include <thread>
 #include <utility>
 
+#include "ext/common/tags.hpp"
 #include "ext/nccl/config.hpp"
 #include "ext/nccl/real_nccl.hpp"
 #include "ext/nccl/status.hpp"
@@ -95,7 +96,7 @@ struct ncclComm {
   /// The registrations of ncclCommRegister and ncclCommWindowRegister, by handle.
   std::map<const void*, std::unique_ptr<ncclWindow_vidmem>> registrations;
   /// Tag for control messages on the bootstrap, advanced by every split and shrink.
-  int controlTag = 0x4e43434c;
+  int controlTag = mscclpp::ext::kNcclControlTagBase;
 
   ncclComm() = default;
   ncclComm(const ncclComm&) = delete;

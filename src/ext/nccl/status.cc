@@ -7,6 +7,7 @@
 #include <mutex>
 #include <new>
 
+#include "ext/common/messages.hpp"
 #include "ext/nccl/comm.hpp"
 
 namespace mscclpp::nccl {
@@ -70,7 +71,7 @@ std::string messageOf(const std::exception_ptr& error) {
 }
 
 ncclResult_t fail(ncclComm_t comm, const char* call, ncclResult_t code, const std::string& message) {
-  std::string text = concat(call, ": ", message);
+  std::string text = ext::messageFrom(call, message);
   LOG_WARN(NCCL, text, " (", resultName(code), ")");
   if (validComm(comm)) {
     std::lock_guard<std::mutex> lock(comm->mutex);

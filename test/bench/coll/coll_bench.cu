@@ -414,7 +414,8 @@ struct Bench {
     auto reduceInto = [&](uint64_t base) {
       for (uint64_t i = 0; i < s.count; ++i) {
         for (int q = 0; q < nRanks; ++q) parts[q] = inputs[q].data() + (base + i) * es;
-        mscclpp::test::referenceReduce(o.type, o.op, parts, o.op == ReduceOp::Kind::PreMulSum ? scalar.data() : nullptr,
+        // Every rank passes the same scalar.
+        mscclpp::test::referenceReduce(o.type, o.op, parts, std::vector<const void*>(nRanks, scalar.data()),
                                        want.data() + i * es);
       }
     };
