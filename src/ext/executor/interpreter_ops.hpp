@@ -13,17 +13,31 @@
 #include <mscclpp/copy_device.hpp>
 #include <mscclpp/packet_device.hpp>
 
+#include "ext/common/device_ops.hpp"
 #include "ext/executor/device_plan.hpp"
-#include "ext/executor/element_sum.hpp"
 
 namespace mscclpp::executor {
 
-// How long a wait spins before it traps and ends the kernel: long enough for a peer that starts
-// seconds late, short enough that a broken plan fails instead of hanging.
-constexpr int64_t kSpinLimit = 1ll << 27;
+using ext::copyBytes;
+using ext::kSpinLimit;
+
 constexpr uint64_t kNoUnit = UINT64_MAX;
-// Vectors each thread loads before it adds and stores, so that several reads are in flight at once.
-constexpr int kReduceUnroll = 4;
+
+/// The executor's one reduction: sums, accumulated as device_ops.hpp accumulates them (fp16, bf16 and
+/// fp8 in float, rounded once at the end).
+template <typename T>
+using SumReducer = ext::Reducer<T, ext::ReduceKind::Sum>;
+
+template <typename T, int Bytes>
+using SumAcc = ext::VecAcc<T, ext::ReduceKind::Sum, Bytes>;
+
+template <typename T, int Bytes>
+using Packed = ext::Vec<T, Bytes>;
+
+/// 16-byte vectors each thread loads per input before it adds, so that several reads are in flight at
+/// once: as many as keep the float accumulators at 16 per thread (4 for 4-byte types, 1 for fp8).
+template <typename T>
+constexpr int kReduceUnroll = 16 / Packed<T, 16>::N;
 
 /// One block's view of its table (in shared memory) and of the execution it runs.
 struct Block {
@@ -48,18 +62,6 @@ struct Block {
 
 __device__ __forceinline__ uint64_t sizeAt(const DeviceOperand& o, uint64_t off, uint64_t unit) {
   return o.size > off ? min(o.size - off, unit) : 0;
-}
-
-/// copy() with the widest element the two addresses allow.
-__device__ __forceinline__ void copyBytes(char* dst, char* src, uint64_t bytes) {
-  const uintptr_t mis = reinterpret_cast<uintptr_t>(dst) ^ reinterpret_cast<uintptr_t>(src);
-  if ((mis & 15) == 0) {
-    copy<16>(dst, src, bytes, threadIdx.x, blockDim.x);
-  } else if ((mis & 7) == 0) {
-    copy<8>(dst, src, bytes, threadIdx.x, blockDim.x);
-  } else {
-    copy<4>(dst, src, bytes, threadIdx.x, blockDim.x);
-  }
 }
 
 // ---- synchronization ----
@@ -92,11 +94,15 @@ __device__ void runSignalWait(const Block& b, const DeviceOp& op) {
   }
 }
 
+// DeviceSemaphore::acquire takes its limit as an int (as in MSCCL++), which kSpinLimit overflows: the
+// longest wait an int allows instead.
+constexpr int kSemaphoreSpinLimit = INT32_MAX;
+
 __device__ void runSemaphore(const Block& b, const DeviceOp& op) {
   for (uint32_t i = threadIdx.x; i < op.nIndices; i += blockDim.x) {
     DeviceSemaphore& s = b.semaphores[b.indices[op.firstIndex + i]];
     if (OpType(op.type) == OpType::SemAcquire) {
-      s.acquire(kSpinLimit);
+      s.acquire(kSemaphoreSpinLimit);
     } else {
       s.release();
     }
@@ -156,28 +162,33 @@ __device__ void runGetOrCopy(const Block& b, const DeviceOp& op, const DeviceOpe
 
 // ---- reductions of plain data: dst0 = src0 + src1 + ..., also written to dsts 1.. when sending ----
 
-/// Sums the 16-byte vectors [first, first + count x stride) of the inputs into the outputs, kUnroll
-/// vectors per thread at a time.
-template <typename T, int kUnroll>
-__device__ __forceinline__ void reduceVectors(const Block& b, const DeviceOperand* in, int nIn,
-                                              const DeviceOperand* out, int nOut, uint64_t off, uint64_t i) {
+/// Sums the packed words i, i + stride, ... (kUnroll of them) of the inputs into the outputs.
+template <typename T, int Bytes, int kUnroll>
+__device__ __forceinline__ void reduceWords(const Block& b, const DeviceOperand* in, int nIn, const DeviceOperand* out,
+                                            int nOut, uint64_t off, uint64_t i) {
+  using Word = ext::PackedWord<Bytes>;
+  const SumReducer<T> r(ext::ReduceSpec{}, 0);
   const uint64_t stride = blockDim.x;
-  uint4 acc[kUnroll];
-  const uint4* in0 = reinterpret_cast<const uint4*>(b.at(in[0], off));
+  SumAcc<T, Bytes> acc[kUnroll];
+  Word v[kUnroll];
+  const Word* in0 = reinterpret_cast<const Word*>(b.at(in[0], off));
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) acc[u] = in0[i + u * stride];
+  for (int u = 0; u < kUnroll; ++u) v[u] = in0[i + u * stride];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) acc[u].begin(r, Packed<T, Bytes>(v[u]));
   for (int k = 1; k < nIn; ++k) {
-    const uint4* src = reinterpret_cast<const uint4*>(b.at(in[k], off));
-    uint4 v[kUnroll];
+    const Word* src = reinterpret_cast<const Word*>(b.at(in[k], off));
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) v[u] = src[i + u * stride];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) acc[u] = add4<T>(acc[u], v[u]);
+    for (int u = 0; u < kUnroll; ++u) acc[u].add(r, Packed<T, Bytes>(v[u]));
   }
-  for (int k = 0; k < nOut; ++k) {
-    uint4* dst = reinterpret_cast<uint4*>(b.at(out[k], off));
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) dst[i + u * stride] = acc[u];
+  for (int u = 0; u < kUnroll; ++u) v[u] = acc[u].end(r).raw;
+  for (int k = 0; k < nOut; ++k) {
+    Word* dst = reinterpret_cast<Word*>(b.at(out[k], off));
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) dst[i + u * stride] = v[u];
   }
 }
 
@@ -191,18 +202,16 @@ __device__ void runReduce(const Block& b, const DeviceOp& op, const DeviceOperan
   for (int k = 0; k < nIn + nOut; ++k) aligned &= (reinterpret_cast<uintptr_t>(b.at(o[k], off)) & 15) == 0;
   const uint64_t n16 = aligned ? bytes / 16 : 0;
   const uint64_t stride = blockDim.x;
+  constexpr int kUnroll = kReduceUnroll<T>;
   uint64_t i = threadIdx.x;
-  for (; i + (kReduceUnroll - 1) * stride < n16; i += kReduceUnroll * stride) {
-    reduceVectors<T, kReduceUnroll>(b, o, nIn, out, nOut, off, i);
+  for (; i + (kUnroll - 1) * stride < n16; i += kUnroll * stride) {
+    reduceWords<T, 16, kUnroll>(b, o, nIn, out, nOut, off, i);
   }
-  for (; i < n16; i += stride) reduceVectors<T, 1>(b, o, nIn, out, nOut, off, i);
-  // What is left of a range that is not 16-byte aligned or sized, word by word.
-  const uint64_t nWords = bytes / 4;
-  for (uint64_t w = n16 * 4 + threadIdx.x; w < nWords; w += stride) {
-    uint32_t acc = reinterpret_cast<const uint32_t*>(b.at(o[0], off))[w];
-    for (int k = 1; k < nIn; ++k) acc = WordAdd<T>::add(acc, reinterpret_cast<const uint32_t*>(b.at(o[k], off))[w]);
-    for (int k = 0; k < nOut; ++k) reinterpret_cast<uint32_t*>(b.at(out[k], off))[w] = acc;
-  }
+  for (; i < n16; i += stride) reduceWords<T, 16, 1>(b, o, nIn, out, nOut, off, i);
+  // What is left of a range that is not 16-byte aligned or sized, in 4-byte words (every range is whole
+  // words: the plan's alignment is a multiple of 4).
+  for (uint64_t w = n16 * 4 + threadIdx.x; w < bytes / 4; w += stride)
+    reduceWords<T, 4, 1>(b, o, nIn, out, nOut, off, w);
 }
 
 // ---- packets ----
@@ -272,6 +281,8 @@ template <typename T, typename P>
 __device__ void runReducePackets(const Block& b, const DeviceOp& op, const DeviceOperand* o, uint64_t off,
                                  uint64_t unit) {
   using Payload = typename P::Payload;
+  constexpr int kBytes = sizeof(Payload);
+  const SumReducer<T> r(ext::ReduceSpec{}, 0);
   const uint64_t n = sizeAt(o[0], off, unit);
   if (n == 0) return;
   const int nIn = op.nInputs, nOut = op.nOutputs;
@@ -283,11 +294,13 @@ __device__ void runReducePackets(const Block& b, const DeviceOp& op, const Devic
   const P* in1 = nIn > 1 ? reinterpret_cast<const P*>(b.at(o[1], off)) : nullptr;
   P* out1 = nOut > 1 ? reinterpret_cast<P*>(b.at(dst[1], off)) : nullptr;
   for (uint64_t i = threadIdx.x; i < n / sizeof(Payload); i += blockDim.x) {
-    Payload acc = src0[i];
-    if (in1 != nullptr) acc = addPayload<T>(acc, in1[i].read(b.flag, kSpinLimit));
+    SumAcc<T, kBytes> sum;
+    sum.begin(r, Packed<T, kBytes>(src0[i]));
+    if (in1 != nullptr) sum.add(r, Packed<T, kBytes>(in1[i].read(b.flag, kSpinLimit)));
     for (int k = 2; k < nIn; ++k) {
-      acc = addPayload<T>(acc, reinterpret_cast<const P*>(b.at(o[k], off))[i].read(b.flag, kSpinLimit));
+      sum.add(r, Packed<T, kBytes>(reinterpret_cast<const P*>(b.at(o[k], off))[i].read(b.flag, kSpinLimit)));
     }
+    const Payload acc = sum.end(r).raw;
     dst0[i] = acc;
     if (out1 != nullptr) out1[i].write(acc, b.flag);
     for (int k = 2; k < nOut; ++k) reinterpret_cast<P*>(b.at(dst[k], off))[i].write(acc, b.flag);
