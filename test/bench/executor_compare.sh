@@ -15,6 +15,7 @@
 # Modes (default: headline):
 #   headline   allreduce.json at 1 MiB and 64 MiB; allreduce_packet.json with LL16 and LL8 at 1 MiB
 #   sweep      allreduce.json, and allreduce_packet.json with LL16 and with LL8, at 1 KiB, 4 KiB, ... 256 MiB
+#   sweep-simple, sweep-ll16, sweep-ll8   one of the three (a third of the runs)
 # Each (plan, packet type, size) runs EXEC_COMPARE_REPS times (default 3) on each side; the table shows
 # the medians and ours / MSCCL++ (below 1: we are faster). A run's time is the slowest rank's.
 # Writes <out dir>/executor-compare.txt (the table) and executor-compare-raw.txt (every run's output).
@@ -22,7 +23,7 @@
 # compare.sh or an earlier run built it there). Needs nvcc, cmake, MPI (mpicxx, mpirun), libnuma-dev,
 # nlohmann-json3-dev; nvidia-cuda-mps-control to share the GPU cheaply.
 set -uo pipefail
-usage="usage: executor_compare.sh <reference dir> <our build or install dir> <out dir> [headline|sweep...]"
+usage="usage: executor_compare.sh <reference dir> <our build or install dir> <out dir> [mode...]"
 ref=$(cd "${1:?$usage}" && pwd) || exit 2
 ours_in=$(cd "${2:?$usage}" && pwd) || exit 2
 out=$(mkdir -p "${3:?$usage}" && cd "$3" && pwd) || exit 2
@@ -110,10 +111,11 @@ for m in "${modes[@]}"; do
   headline)
     configs+=("allreduce.json $((1 << 20)) LL16" "allreduce.json $((64 << 20)) LL16"
       "allreduce_packet.json $((1 << 20)) LL16" "allreduce_packet.json $((1 << 20)) LL8") ;;
-  sweep)
+  sweep | sweep-simple | sweep-ll16 | sweep-ll8)
     for s in 10 12 14 16 18 20 22 24 26 28; do
-      configs+=("allreduce.json $((1 << s)) LL16" "allreduce_packet.json $((1 << s)) LL16"
-        "allreduce_packet.json $((1 << s)) LL8")
+      [[ $m == sweep || $m == sweep-simple ]] && configs+=("allreduce.json $((1 << s)) LL16")
+      [[ $m == sweep || $m == sweep-ll16 ]] && configs+=("allreduce_packet.json $((1 << s)) LL16")
+      [[ $m == sweep || $m == sweep-ll8 ]] && configs+=("allreduce_packet.json $((1 << s)) LL8")
     done ;;
   *) echo "executor_compare.sh: unknown mode $m"; exit 2 ;;
   esac
