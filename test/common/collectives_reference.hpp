@@ -113,9 +113,15 @@ inline bool isIntegral(DataType type) {
     case DataType::Int64:
     case DataType::Uint64:
       return true;
-    default:
+    case DataType::Float16:
+    case DataType::Float32:
+    case DataType::Float64:
+    case DataType::Bfloat16:
+    case DataType::Fp8E4M3:
+    case DataType::Fp8E5M2:
       return false;
   }
+  return false;
 }
 
 inline bool isSigned(DataType type) {
@@ -139,9 +145,15 @@ inline uint64_t intBits(DataType type, const void* p) {
       std::memcpy(&v, p, 8);
       return v;
     }
-    default:
+    case DataType::Float16:
+    case DataType::Float32:
+    case DataType::Float64:
+    case DataType::Bfloat16:
+    case DataType::Fp8E4M3:
+    case DataType::Fp8E5M2:
       return 0;
   }
+  return 0;
 }
 
 /// Stores the low bits of `v` as an element of integer `type` (wrap-around).
@@ -156,9 +168,19 @@ inline int64_t signedValue(DataType type, uint64_t v) {
       return static_cast<int8_t>(v);
     case DataType::Int32:
       return static_cast<int32_t>(v);
-    default:
+    case DataType::Uint8:
+    case DataType::Uint32:
+    case DataType::Int64:
+    case DataType::Uint64:
+    case DataType::Float16:
+    case DataType::Float32:
+    case DataType::Float64:
+    case DataType::Bfloat16:
+    case DataType::Fp8E4M3:
+    case DataType::Fp8E5M2:
       return static_cast<int64_t>(v);
   }
+  return static_cast<int64_t>(v);
 }
 
 /// The reduction of inputs[0..n-1] (one element each, of `type`, input q from rank q) under `op`,
@@ -256,7 +278,12 @@ inline double tolerance(DataType type, double reference) {
     case DataType::Float64:
       eps = std::ldexp(1.0, -50);
       break;
-    default:
+    case DataType::Int8:
+    case DataType::Uint8:
+    case DataType::Int32:
+    case DataType::Uint32:
+    case DataType::Int64:
+    case DataType::Uint64:
       return 0;
   }
   return eps * std::fabs(reference);

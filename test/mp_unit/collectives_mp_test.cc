@@ -203,7 +203,11 @@ void bufferElements(Collective c, uint64_t count, int n, uint64_t& sendElems, ui
     case Collective::AllToAll:
       sendElems = recvElems = count * n;
       break;
-    default:
+    case Collective::AllReduce:
+    case Collective::Broadcast:
+    case Collective::Reduce:
+    case Collective::AllToAllv:
+    case Collective::SendRecv:
       break;
   }
 }
@@ -246,7 +250,12 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
         send = recv;
         recv = send + r * count * es;
         break;
-      default:
+      case Collective::AllReduce:
+      case Collective::Reduce:
+      case Collective::Broadcast:
+      case Collective::AllToAll:
+      case Collective::AllToAllv:
+      case Collective::SendRecv:
         send = recv;
         break;
     }
@@ -302,7 +311,8 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
     case Collective::Scatter:
       coll().scatter(send, recv, count, type, root, stream);
       break;
-    default:
+    case Collective::AllToAllv:
+    case Collective::SendRecv:
       FAIL() << "not a matrix collective";
   }
   CUDA_OK(cudaStreamSynchronize(stream));
@@ -352,7 +362,8 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
     case Collective::AllToAll:
       for (int q = 0; q < n; ++q) std::memcpy(out + q * count * es, inputs[q].data() + r * count * es, count * es);
       break;
-    default:
+    case Collective::AllToAllv:
+    case Collective::SendRecv:
       break;
   }
 

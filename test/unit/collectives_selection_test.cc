@@ -14,6 +14,7 @@
 
 #include "common/collectives_reference.hpp"
 #include "common/env_builder.hpp"
+#include "ext/collectives/kernels.hpp"
 #include "ext/collectives/layout.hpp"
 #include "ext/collectives/selection.hpp"
 #include "ext/collectives/tiling.hpp"
@@ -330,4 +331,42 @@ TEST(CollectivesTypes, PreMulSumNeedsAScalar) {
   std::memcpy(&back, &op.hostScalarBits, 4);
   EXPECT_EQ(back, 0.5f);
   EXPECT_EQ(op.residence, ReduceOp::ScalarResidence::Host);
+}
+
+// What the kernels receive: only PreMulSum asks each rank to scale its own input, with its scalar.
+TEST(CollectivesReduceSpec, OnlyPreMulSumPreMultiplies) {
+  for (ReduceOp::Kind kind :
+       {ReduceOp::Kind::Sum, ReduceOp::Kind::Prod, ReduceOp::Kind::Max, ReduceOp::Kind::Min, ReduceOp::Kind::Avg}) {
+    const ReduceSpec spec = makeReduceSpec(ReduceOp(kind));
+    EXPECT_FALSE(spec.preMultiplies) << reduceOpName(kind);
+    EXPECT_EQ(spec.average, kind == ReduceOp::Kind::Avg) << reduceOpName(kind);
+  }
+  EXPECT_EQ(makeReduceSpec(ReduceOp(ReduceOp::Kind::Avg)).kind, ReduceSpec::Kind::Sum);
+  EXPECT_EQ(makeReduceSpec(ReduceOp(ReduceOp::Kind::Max)).kind, ReduceSpec::Kind::Max);
+
+  const int32_t hostScalar = -3;
+  const ReduceSpec host = makeReduceSpec(ReduceOp::preMulSumHost(&hostScalar, DataType::Int32));
+  EXPECT_TRUE(host.preMultiplies);
+  EXPECT_EQ(host.kind, ReduceSpec::Kind::Sum);
+  EXPECT_FALSE(host.average);
+  int32_t bits;
+  std::memcpy(&bits, &host.scalarBits, sizeof(bits));
+  EXPECT_EQ(bits, hostScalar);
+  EXPECT_EQ(host.scalarPtr, nullptr);
+
+  int deviceScalarStandIn = 0;  // only its address travels; nothing reads it on the host
+  const ReduceSpec device = makeReduceSpec(ReduceOp::preMulSumDevice(&deviceScalarStandIn));
+  EXPECT_TRUE(device.preMultiplies);
+  EXPECT_EQ(device.scalarPtr, &deviceScalarStandIn);
+}
+
+TEST(CollectivesReduceSpec, AnOpWithoutItsScalarIsRefused) {
+  ReduceOp broken;
+  broken.kind = ReduceOp::Kind::PreMulSum;  // built by hand, without a factory: no scalar
+  EXPECT_THROW(makeReduceSpec(broken), mscclpp::Error);
+  broken.residence = ReduceOp::ScalarResidence::Device;
+  EXPECT_THROW(makeReduceSpec(broken), mscclpp::Error);
+  ReduceOp unknown;
+  unknown.kind = static_cast<ReduceOp::Kind>(42);
+  EXPECT_THROW(makeReduceSpec(unknown), mscclpp::Error);
 }

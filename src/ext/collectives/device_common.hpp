@@ -14,7 +14,6 @@
 #include <mscclpp/gpu_utils.hpp>
 #include <mscclpp/packet_device.hpp>
 #include <mscclpp/poll_device.hpp>
-#include <type_traits>
 
 #include "common/checks.hpp"
 #include "ext/collectives/kernels.hpp"

@@ -16,6 +16,7 @@
 #include <tuple>
 
 #include "common/checks.hpp"
+#include "ext/common/element_types.hpp"
 #include "ext/common/messages.hpp"
 #include "ext/common/tags.hpp"
 #include "ext/executor/device_plan.hpp"
@@ -144,9 +145,7 @@ struct Executor::Impl {
     }
     if (callerRank != plan.rank) w.fail(concat("the plan was read for rank ", plan.rank));
     if (callerRank != rank) w.fail(concat("the executor's communicator is rank ", rank));
-    if (static_cast<int>(dataType) < 0 || static_cast<int>(dataType) > static_cast<int>(DataType::FP8_E5M2)) {
-      w.fail(concat("unknown data type ", static_cast<int>(dataType)));
-    }
+    if (!ext::isElementType(dataType)) w.fail(concat("unknown data type ", static_cast<int>(dataType)));
 #if !defined(__FP8_TYPES_EXIST__)
     // The interpreter has no FP8 arithmetic where the GPU toolkit has no FP8 types (HIP before ROCm 6).
     if (dataType == DataType::FP8_E4M3 || dataType == DataType::FP8_E5M2) {
