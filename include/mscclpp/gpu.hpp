@@ -40,6 +40,8 @@ constexpr auto cudaErrorNotSupported = hipErrorNotSupported;
 constexpr auto cudaErrorNotReady = hipErrorNotReady;
 constexpr auto cudaDevAttrComputeCapabilityMajor = hipDeviceAttributeComputeCapabilityMajor;
 constexpr auto cudaDevAttrComputeCapabilityMinor = hipDeviceAttributeComputeCapabilityMinor;
+constexpr auto cudaDevAttrMaxSharedMemoryPerBlockOptin = hipDeviceAttributeSharedMemPerBlockOptin;
+constexpr auto cudaFuncAttributeMaxDynamicSharedMemorySize = hipFuncAttributeMaxDynamicSharedMemorySize;
 constexpr auto cudaStreamNonBlocking = hipStreamNonBlocking;
 constexpr auto cudaStreamCaptureModeGlobal = hipStreamCaptureModeGlobal;
 constexpr auto cudaStreamCaptureModeRelaxed = hipStreamCaptureModeRelaxed;
@@ -122,6 +124,7 @@ constexpr auto CU_POINTER_ATTRIBUTE_BUFFER_ID = HIP_POINTER_ATTRIBUTE_BUFFER_ID;
 #define cudaThreadExchangeStreamCaptureMode(...) hipThreadExchangeStreamCaptureMode(__VA_ARGS__)
 #define cudaLaunchKernel(...) hipLaunchKernel(__VA_ARGS__)
 #define cudaFuncGetAttributes(...) hipFuncGetAttributes(__VA_ARGS__)
+#define cudaFuncSetAttribute(...) hipFuncSetAttribute(__VA_ARGS__)
 #define cudaPointerGetAttributes(...) hipPointerGetAttributes(__VA_ARGS__)
 
 #define cuGetErrorString(...) hipDrvGetErrorString(__VA_ARGS__)

@@ -5,9 +5,13 @@
   mpirun -np 2 python3 python/benchmark/overhead.py [--iters N] [--trials N] [--size BYTES]
 
 Rank 0 measures, rank 1 is the peer. Rows: Connection.write + flush (over CudaIpc on a GPU, Ethernet without
-one), and a KernelBuilder launch of a kernel taking a MemoryChannel and a PortChannel device handle, with
-the handles fetched and packed on every call (as user code does) and with pre-packed arguments. The target
-is at most 5 us added per call; the best of the trials is reported."""
+one), a KernelBuilder launch of a kernel taking a MemoryChannel and a PortChannel device handle, with
+the handles fetched and packed on every call (as user code does) and with pre-packed arguments, and
+Collectives.all_reduce on torch tensors and cupy arrays (stream given, and the current stream looked up)
+against the C++ allReduce on the same buffers. The collective rows time the enqueueing only (both ranks
+issue the same calls; the queue is drained between rounds of at most 256 calls, outside the timing), since
+with a synchronization the GPU's time would hide the host's. The target is at most 5 us added per call;
+the best of the trials is reported."""
 
 import argparse
 import ctypes
@@ -113,6 +117,61 @@ def bench_launch(group, connections_buffer, iters, trials):
     return best_us(launch_with_handles, iters, trials), best_us(launch_packed, iters, trials), cpp
 
 
+def bench_all_reduce(group, framework, iters, trials):
+    """(python us with the stream given, python us with stream=None, c++ us) per all_reduce of 1024 floats."""
+    module = __import__(framework)
+    coll = mscclpp.Collectives(group.communicator)
+    count = 1024
+    if framework == "torch":
+        send = module.ones(count, dtype=module.float32, device="cuda")
+        recv = module.empty_like(send)
+        stream = module.cuda.current_stream().cuda_stream
+        pointers = (send.data_ptr(), recv.data_ptr())
+        synchronize = module.cuda.synchronize
+    else:
+        send = module.ones(count, dtype=module.float32)
+        recv = module.empty_like(send)
+        stream = module.cuda.get_current_stream().ptr
+        pointers = (send.data.ptr, recv.data.ptr)
+        synchronize = module.cuda.Device().synchronize
+    fp32 = mscclpp.collectives.DataType.float32
+    rounds = 256
+
+    def in_rounds(enqueue):
+        """Seconds spent enqueueing n calls, in rounds the launch queue holds without waiting."""
+
+        def timed(n):
+            seconds = 0.0
+            while n > 0:
+                batch = min(n, rounds)
+                synchronize()
+                group.barrier()
+                start = time.perf_counter()
+                enqueue(batch)
+                seconds += time.perf_counter() - start
+                n -= batch
+            synchronize()
+            return seconds
+
+        return timed
+
+    def python_given(n):
+        for _ in range(n):
+            coll.all_reduce(send, recv, stream=stream)
+
+    def python_current(n):
+        for _ in range(n):
+            coll.all_reduce(send, recv)
+
+    def cpp(n):
+        _bench.all_reduce_enqueue(coll, *pointers, count, fp32, stream, n)
+
+    in_rounds(python_given)(rounds)
+    results = tuple(best_us(in_rounds(f), iters, trials) for f in (python_given, python_current, cpp))
+    synchronize()
+    return results
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--iters", type=int, default=2000)
@@ -130,6 +189,12 @@ def main():
         device = local % torch.cuda.device_count()
         torch.cuda.set_device(device)
         _cuda.driver().set_device(device)
+        try:
+            import cupy
+
+            cupy.cuda.Device(device).use()
+        except ImportError:
+            pass
     group = CommGroup(world)
     buffer, connection, dst, src = setup(group, on_gpu, args.size)
     results = []
@@ -148,6 +213,17 @@ def main():
             results.append(("KernelBuilder launch, device_handle() + pack per call", with_handles, cpp))
             results.append(("KernelBuilder launch, arguments packed once", packed, cpp))
         torch.cuda.synchronize()
+        # Every rank issues the same collectives; rank 0 reports.
+        for framework in ("torch", "cupy"):
+            try:
+                __import__(framework)
+            except ImportError:
+                if group.my_rank == 0:
+                    print(f"(Collectives rows for {framework} skipped: {framework} is not installed)")
+                continue
+            given, current, cpp = bench_all_reduce(group, framework, args.iters, args.trials)
+            results.append((f"Collectives.all_reduce ({framework}, stream given)", given, cpp))
+            results.append((f"Collectives.all_reduce ({framework}, current stream)", current, cpp))
     group.barrier()
     if group.my_rank == 0:
         print(f"mscclpp {mscclpp.__version__} Python overhead, best of {args.trials} x {args.iters} calls")
@@ -155,7 +231,7 @@ def main():
         for name, python_us, cpp_us in results:
             row(name, python_us, cpp_us)
         if not on_gpu:
-            print(f"(kernel launch rows skipped: {_cuda.gpu_unavailable_reason()})")
+            print(f"(kernel launch and Collectives rows skipped: {_cuda.gpu_unavailable_reason()})")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 // looped in C++ in the same process, so that the difference is the cost of the binding layer.
 
 #include <chrono>
+#include <mscclpp/collectives.hpp>
 #include <mscclpp/core.hpp>
 #include <mscclpp/gpu.hpp>
 
@@ -56,6 +57,18 @@ double launchLoop(uintptr_t launchAddress, uintptr_t syncAddress, uintptr_t func
   return secondsSince(start);
 }
 
+// Seconds to enqueue `iters` all-reduces (no synchronization: the host cost of the call, which is what the
+// Python layer adds to). The caller keeps iters below the launch queue's depth, so that no call waits for
+// the GPU.
+double allReduceEnqueue(collectives::Collectives& coll, uintptr_t send, uintptr_t recv, size_t count,
+                        collectives::DataType type, uintptr_t stream, int iters) {
+  const collectives::ReduceOp sum(collectives::ReduceOp::Kind::Sum);
+  auto cudaStream = reinterpret_cast<cudaStream_t>(stream);
+  auto start = Clock::now();
+  for (int i = 0; i < iters; ++i) coll.allReduce(toPointer(send), toPointer(recv), count, type, sum, cudaStream);
+  return secondsSince(start);
+}
+
 }  // namespace
 
 void registerBench(py::module_& m) {
@@ -65,6 +78,9 @@ void registerBench(py::module_& m) {
   bench.def("launch", &launchLoop, py::arg("cu_launch_kernel"), py::arg("cu_stream_synchronize"), py::arg("function"),
             py::arg("params"), py::arg("nblocks"), py::arg("nthreads"), py::arg("shared_bytes"), py::arg("stream"),
             py::arg("iters"));
+  bench.def("all_reduce_enqueue", &allReduceEnqueue, py::arg("collectives"), py::arg("send"), py::arg("recv"),
+            py::arg("count"), py::arg("type"), py::arg("stream"), py::arg("iters"),
+            py::call_guard<py::gil_scoped_release>());
 }
 
 }  // namespace mscclpp::python

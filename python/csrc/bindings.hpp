@@ -29,6 +29,8 @@ void registerPortChannels(py::module_& m);
 void registerGpuUtils(py::module_& m);
 void registerNuma(py::module_& m);
 void registerUtils(py::module_& m);
+void registerExecutor(py::module_& m);
+void registerCollectives(py::module_& m);
 void registerBench(py::module_& m);
 
 template <class T>

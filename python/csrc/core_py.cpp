@@ -162,7 +162,9 @@ void bindTransports(py::module_& m) {
       .value("NumTransports", Transport::NumTransports);
 
   py::class_<TransportFlags> flags(m, "TransportFlags");
-  flags.def(py::init<>())
+  flags
+      .def(py::init<>())
+      // A Transport made from an int that names no transport is refused by the C++ constructor.
       .def(py::init<Transport>(), py::arg("transport"))
       .def("has", &TransportFlags::has, py::arg("transport"))
       .def("none", &TransportFlags::none)

@@ -11,8 +11,16 @@
 
 namespace mscclpp::python::dlpack {
 
-enum DeviceType : int32_t { kCPU = 1, kCUDA = 2, kCUDAHost = 3, kROCM = 10 };
-enum TypeCode : uint8_t { kInt = 0, kUInt = 1, kFloat = 2, kBfloat = 4, kBool = 6 };
+enum DeviceType : int32_t { kCPU = 1, kCUDA = 2, kCUDAHost = 3, kROCM = 10, kCUDAManaged = 13 };
+enum TypeCode : uint8_t {
+  kInt = 0,
+  kUInt = 1,
+  kFloat = 2,
+  kBfloat = 4,
+  kBool = 6,
+  kFloat8E4M3fn = 10,
+  kFloat8E5M2 = 12
+};
 
 struct Device {
   DeviceType deviceType;

@@ -9,8 +9,14 @@ namespace mscclpp::python {
 
 namespace {
 
-// Raises `type` with args == (code, what()), the form programs written for the reference unpack.
-void raise(PyObject* type, int code, const char* what) { PyErr_SetObject(type, py::make_tuple(code, what).ptr()); }
+// Raises `type` with args == (code, what()), the form programs written for the reference unpack. A message
+// may quote bytes that are not UTF-8 (a path or a name the caller gave as bytes): those arrive escaped
+// (\xff), so that the caller still gets this error and not a UnicodeDecodeError raised in its place.
+void raise(PyObject* type, int code, const char* what) {
+  PyObject* message = PyUnicode_DecodeUTF8(what, static_cast<Py_ssize_t>(std::strlen(what)), "backslashreplace");
+  if (message == nullptr) return;  // out of memory: the MemoryError is already set
+  PyErr_SetObject(type, py::make_tuple(code, py::reinterpret_steal<py::str>(message)).ptr());
+}
 
 }  // namespace
 

@@ -42,6 +42,43 @@ struct DlpackContext {
 
 void deleteManaged(dlpack::ManagedTensor* self) { delete static_cast<DlpackContext*>(self->managerCtx); }
 
+// Bytes from the view's first element to the end of its last one, refusing negative extents and strides
+// and any view whose size does not fit in 64 bits (a wrapped product would pass the size check below).
+uint64_t viewBytes(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides, uint64_t itemBytes) {
+  auto overflow = [] { return Error("to_dlpack: the view's extent overflows 64 bits", ErrorCode::InvalidUsage); };
+  uint64_t lastElement = 0;  // offset of the last element, in elements
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 0) throw Error("to_dlpack: negative extent", ErrorCode::InvalidUsage);
+    if (strides[i] < 0) throw Error("to_dlpack: negative stride", ErrorCode::InvalidUsage);
+    if (shape[i] == 0) return 0;
+    uint64_t span;
+    if (__builtin_mul_overflow(static_cast<uint64_t>(shape[i] - 1), static_cast<uint64_t>(strides[i]), &span) ||
+        __builtin_add_overflow(lastElement, span, &lastElement)) {
+      throw overflow();
+    }
+  }
+  uint64_t bytes;
+  if (__builtin_add_overflow(lastElement, uint64_t{1}, &lastElement) ||
+      __builtin_mul_overflow(lastElement, itemBytes, &bytes) || bytes > static_cast<uint64_t>(INT64_MAX)) {
+    throw overflow();
+  }
+  return bytes;
+}
+
+// Row-major strides (in elements) of a compact view of `shape`, checked like any other view afterwards.
+std::vector<int64_t> compactStrides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  uint64_t stride = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = static_cast<int64_t>(stride);
+    if (shape[i] > 1 && (__builtin_mul_overflow(stride, static_cast<uint64_t>(shape[i]), &stride) ||
+                         stride > static_cast<uint64_t>(INT64_MAX))) {
+      throw Error("to_dlpack: the view's extent overflows 64 bits", ErrorCode::InvalidUsage);
+    }
+  }
+  return strides;
+}
+
 py::capsule toDlpack(RawGpuBuffer& buffer, const std::string& dataType, std::vector<int64_t> shape,
                      std::vector<int64_t> strides) {
   dlpack::DataType dtype = dataTypeOf(dataType);
@@ -50,15 +87,9 @@ py::capsule toDlpack(RawGpuBuffer& buffer, const std::string& dataType, std::vec
   if (!strides.empty() && strides.size() != shape.size()) {
     throw Error("to_dlpack: strides and shape differ in length", ErrorCode::InvalidUsage);
   }
-  int64_t extent = 1;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] < 0) throw Error("to_dlpack: negative extent", ErrorCode::InvalidUsage);
-    int64_t stride = strides.empty() ? 1 : strides[i];
-    if (shape[i] > 0) extent += (shape[i] - 1) * stride;
-    if (shape[i] == 0) extent = 0;
-  }
-  if (static_cast<uint64_t>(extent) * itemBytes > buffer.nelems()) {
-    throw Error("to_dlpack: the view needs " + std::to_string(extent * itemBytes) + " bytes, the buffer has " +
+  uint64_t bytes = viewBytes(shape, strides.empty() ? compactStrides(shape) : strides, itemBytes);
+  if (bytes > buffer.nelems()) {
+    throw Error("to_dlpack: the view needs " + std::to_string(bytes) + " bytes, the buffer has " +
                     std::to_string(buffer.nelems()),
                 ErrorCode::InvalidUsage);
   }

@@ -18,5 +18,7 @@ PYBIND11_MODULE(_mscclpp, m) {
   registerGpuUtils(m);
   registerNuma(m);
   registerUtils(m);
+  registerExecutor(m);
+  registerCollectives(m);
   registerBench(m);
 }

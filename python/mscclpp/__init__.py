@@ -2,8 +2,12 @@
 # SPDX-License-Identifier: MIT
 """Python bindings of libmscclpp, with the names of the MSCCL++ 0.8 Python module.
 
-`import mscclpp` needs numpy only (not even a GPU or a driver); torch and cupy buffers are accepted where
-they are installed. Pointers and streams are ints; every `device_handle()` has `.raw`, its C++ bytes.
+The core (bootstrap, communicator, connections, memory, semaphores, channels, proxies), the executor
+(`ExecutionPlan`, `Executor`, `DataType`, `PacketType`, the plan registry), the NpKit interface (`npkit`;
+this library records no events) and, beyond the MSCCL++ module, `Collectives` on torch and cupy tensors
+(`mscclpp.collectives`). `import mscclpp` needs numpy only (not even a GPU or a driver); torch and cupy
+buffers are accepted where they are installed. Pointers and streams are ints; every `device_handle()` has
+`.raw`, its C++ bytes.
 """
 
 import os as _os
@@ -26,6 +30,7 @@ from ._mscclpp import (
     CudaError,
     CuError,
     DEFAULT_FIFO_SIZE,
+    DataType,
     Device,
     DeviceType,
     Endpoint,
@@ -34,6 +39,12 @@ from ._mscclpp import (
     Env,
     Error,
     ErrorCode,
+    ExecutionPlan,
+    ExecutionPlanConstraint,
+    ExecutionPlanHandle,
+    ExecutionPlanRegistry,
+    ExecutionRequest,
+    Executor,
     Fifo,
     FifoDeviceHandle,
     Host2DeviceSemaphore,
@@ -45,6 +56,7 @@ from ._mscclpp import (
     MemoryDevice2DeviceSemaphore,
     MemoryDevice2DeviceSemaphoreDeviceHandle,
     NoTransports,
+    PacketType,
     PortChannel,
     PortChannelDeviceHandle,
     Proxy,
@@ -67,18 +79,14 @@ from ._mscclpp import (
     error_to_string,
     get_host_name,
     is_nvls_supported,
+    npkit,
     numa,
     shared_future_Connection,
     shared_future_RegisteredMemory,
     shared_future_Semaphore,
 )
-
-# The executor's classes exist once the library has an executor; the module binds them when it does.
-_EXECUTOR_NAMES = ("DataType", "PacketType", "ExecutionPlan", "Executor", "ExecutionPlanHandle",
-                   "ExecutionRequest", "ExecutionPlanRegistry")
-for _name in _EXECUTOR_NAMES:
-    if hasattr(_mscclpp, _name):
-        globals()[_name] = getattr(_mscclpp, _name)
+from . import collectives
+from .collectives import Collectives
 
 __version__ = _mscclpp.version()
 

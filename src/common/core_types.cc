@@ -3,19 +3,34 @@
 
 #include <mscclpp/core.hpp>
 
+#include "common/checks.hpp"
+
 namespace mscclpp {
 
 std::string version() {
   return std::to_string(MSCCLPP_MAJOR) + "." + std::to_string(MSCCLPP_MINOR) + "." + std::to_string(MSCCLPP_PATCH);
 }
 
-TransportFlags::TransportFlags(Transport transport)
-    : detail::TransportFlagsBase(1ULL << static_cast<size_t>(transport)) {}
+namespace {
+// A Transport made from an integer need not name a transport; the set has one bit per transport and none
+// for it, and shifting by its value could go past 63 (undefined), so it is refused.
+detail::TransportFlagsBase bitOf(Transport transport) {
+  auto value = static_cast<long long>(transport);
+  MSCCLPP_CHECK_USAGE(value >= 0 && value < static_cast<long long>(Transport::NumTransports), "TransportFlags: ", value,
+                      " is not a transport (0 to ", static_cast<int>(Transport::NumTransports) - 1, ")");
+  return detail::TransportFlagsBase().set(static_cast<size_t>(value));
+}
+}  // namespace
+
+TransportFlags::TransportFlags(Transport transport) : detail::TransportFlagsBase(bitOf(transport)) {}
 
 TransportFlags::TransportFlags(detail::TransportFlagsBase bitset) : detail::TransportFlagsBase(bitset) {}
 
 bool TransportFlags::has(Transport transport) const {
-  return detail::TransportFlagsBase::test(static_cast<size_t>(transport));
+  // A value that names no transport is in no set (std::bitset::test would throw std::out_of_range).
+  auto value = static_cast<long long>(transport);
+  return value >= 0 && value < static_cast<long long>(Transport::NumTransports) &&
+         detail::TransportFlagsBase::test(static_cast<size_t>(value));
 }
 bool TransportFlags::none() const { return detail::TransportFlagsBase::none(); }
 bool TransportFlags::any() const { return detail::TransportFlagsBase::any(); }

@@ -1,11 +1,13 @@
 // Copyright (c) 2026 The libmscclpp authors
 // SPDX-License-Identifier: MIT
 
-// executor: any plan file (MSCCLPP_BENCH_PLANS, a comma list; default: every plan of
-// test/executor-plans written for this many ranks) timed in nccl-tests style, next to two references
-// measured in the same run: cudaMemcpyAsync of the same bytes on this GPU (the bandwidth floor) and
-// the raw flag hop between ranks 0 and 1 (the latency floor: plain volatile stores into the peer's
-// mapped memory, no library code). Each time is the mean over a CUDA graph of back-to-back executions.
+// executor: any plan file (MSCCLPP_BENCH_PLANS, a comma list, e.g. MSCCL++'s own test/execution-files
+// plans; default: every plan of test/executor-plans written for this many ranks) timed in nccl-tests
+// style from 1 KiB to 256 MiB, LL plans with LL16 and LL8 packets, plans without packets once ("none"),
+// next to two references measured in the same run: cudaMemcpyAsync of the same bytes on this GPU (the
+// bandwidth floor) and the raw flag hop between ranks 0 and 1 (the latency floor: plain volatile stores
+// into the peer's mapped memory, no library code). Each time is the mean over a CUDA graph of
+// back-to-back executions.
 
 #include <algorithm>
 #include <cstdlib>
@@ -144,20 +146,23 @@ std::vector<Table> executorBench(BenchContext& ctx) {
     // Buffers outlive the executor, whose contexts (and the peers' mappings) refer to them.
     std::vector<std::shared_ptr<char>> buffers;
     Executor executor(comm);
-    const std::vector<PacketType> packets = j["protocol"] == "LL"
-                                                ? std::vector<PacketType>{PacketType::LL16, PacketType::LL8}
-                                                : std::vector<PacketType>{PacketType::LL16};
+    const bool ll = j["protocol"] == "LL";
+    // A plan without packets ignores the packet type: it runs once.
+    const std::vector<PacketType> packets =
+        ll ? std::vector<PacketType>{PacketType::LL16, PacketType::LL8} : std::vector<PacketType>{PacketType::LL16};
     for (PacketType pt : packets) {
-      Table t{concat(j["name"].get<std::string>(), " (", file, ", ", pt == PacketType::LL8 ? "LL8" : "LL16",
+      Table t{concat(j["name"].get<std::string>(), " (", file, ", ",
+                     !ll                     ? "none"
+                     : pt == PacketType::LL8 ? "LL8"
+                                             : "LL16",
                      inplace ? ", in place" : ", out of place", ")"),
               {"size", "count", "type", "redop", "root", "time_us", "algbw_GB/s", "busbw_GB/s", "#wrong", "memcpy_us",
                "t/memcpy", "t/hop"},
               {},
               {}};
-      // LL plans need four times their chunks in scratch: they stop at 64 MiB.
-      const size_t maxSize = ctx.quick ? (size_t(1) << 20) : (size_t(j["protocol"] == "LL" ? 64 : 256) << 20);
+      const size_t maxSize = ctx.quick ? (size_t(1) << 20) : (size_t(256) << 20);
       uint64_t previous = 0;
-      for (size_t size = 8; size <= maxSize; size *= (ctx.quick ? 16 : 2)) {
+      for (size_t size = 1024; size <= maxSize; size *= (ctx.quick ? 16 : 2)) {
         // The nccl-tests size (the output for all-gather, the input otherwise), rounded up to whole chunks.
         const uint64_t unit = align * (coll == "allgather" ? std::max<uint64_t>(oc, 1) : std::max<uint64_t>(ic, 1));
         const uint64_t msg = (size + unit - 1) / unit * unit;

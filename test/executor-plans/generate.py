@@ -12,7 +12,9 @@ import json
 import os
 import sys
 
-NTB = 4
+# Eight blocks of 1024 threads, as MSCCL++'s own all-reduce plan: a block copies only as fast as the reads
+# its threads keep in flight, so a few small blocks leave large messages far below the GPU's bandwidth.
+NTB = 8
 
 
 class Gpu:
@@ -115,7 +117,7 @@ def plan(name, collective, protocol, inplace, gpus, double_scratch=False, **extr
         "collective": collective,
         "protocol": protocol,
         "inplace": inplace,
-        "num_threads_per_block": 512,
+        "num_threads_per_block": 1024,
         "use_double_scratch_buffer": double_scratch,
         "buffer_alignment": 16,
         "min_message_size": 0,
@@ -252,8 +254,8 @@ def allreduce_twoshot_ll(n, inplace, variant):
 # ---- all-gather, reduce-scatter ----
 
 def allgather(n):
-    """Block 0 copies the rank's own slot and releases a semaphore; every block puts its slice into the
-    peers' outputs; block 0 waits on the semaphore before the closing handshake."""
+    """Every block copies its slice of the rank's own slot (block 1 then releases a semaphore) and puts its
+    slice into the peers' outputs; block 0 waits on the semaphore before the closing handshake."""
     gpus = [Gpu(r, n, 1, n, 0) for r in range(n)]
     for g in gpus:
         g.make_channels("memory", range(NTB))
@@ -261,8 +263,8 @@ def allgather(n):
         r = g.rank
         for tb in g.tbs:
             handshake(tb)
+            tb.op("copy", src=[loc("i", 0)], dst=[loc("o", r)])
             if tb.id == 1:
-                tb.op("copy", src=[loc("i", 0)], dst=[loc("o", r)], split=False)
                 tb.nop()
                 tb.op("sem_release", split=False, semaphore_ids=[0])
             tb.op("put", "memory", src=[loc("i", 0) for _ in g.peers],
@@ -282,8 +284,7 @@ def allgather_port(n, put):
         r = g.rank
         for tb in g.tbs:
             handshake(tb, "port")
-            if tb.id == 0:
-                tb.op("copy", src=[loc("i", 0)], dst=[loc("o", r)], split=False)
+            tb.op("copy", src=[loc("i", 0)], dst=[loc("o", r)])
             src = [loc("i", 0) for _ in g.peers]
             dst = [tb.remote("port", p, "o", r) for p in g.peers]
             tb.op(put, "port", g.peers, src=src, dst=dst)

@@ -8,6 +8,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -226,15 +227,16 @@ TEST_P(ExecutorMpTest, ResultsMatchTheHostReference) {
       Executor executor(comm);
       const std::vector<PacketType> packets = info.ll ? std::vector<PacketType>{PacketType::LL16, PacketType::LL8}
                                                       : std::vector<PacketType>{PacketType::LL16};
-      // Tiny, odd-sized and large chunks in fp32 (the last with a CUDA graph), every type at one size.
+      // Tiny, odd-sized and large chunks in fp32 (the odd one also with a CUDA graph), every other type at
+      // one size: each type and packet type runs its own kernel.
       for (PacketType pt : packets) {
         for (uint64_t chunk : {64ull, 4096ull + 48, 1ull << 20}) {
           runCase(executor, plan, info, {chunk, DataType::FLOAT32, pt}, chunk == 4096 + 48);
         }
-      }
-      for (DataType t : {DataType::INT32, DataType::UINT32, DataType::FLOAT16, DataType::BFLOAT16, DataType::FP8_E4M3,
-                         DataType::FP8_E5M2}) {
-        runCase(executor, plan, info, {2048, t, packets[0]}, false);
+        for (DataType t : {DataType::INT32, DataType::UINT32, DataType::FLOAT16, DataType::BFLOAT16, DataType::FP8_E4M3,
+                           DataType::FP8_E5M2}) {
+          runCase(executor, plan, info, {2048, t, pt}, false);
+        }
       }
       cudaCheck(cudaDeviceSynchronize(), "the last executions");
       MPI_Barrier(MPI_COMM_WORLD);
@@ -244,6 +246,56 @@ TEST_P(ExecutorMpTest, ResultsMatchTheHostReference) {
 
 INSTANTIATE_TEST_SUITE_P(Plans, ExecutorMpTest, ::testing::ValuesIn(planBases()),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+
+TEST_F(DataPlaneMpTest, ExecutorRunsABlockWhoseTableExceedsTheDefaultSharedMemory) {
+  MSCCLPP_REQUIRE_GPU();
+  if (!selectGpu()) GTEST_SKIP() << "a rank has no usable GPU";
+  const std::string path = kPlanDir + "/allreduce_oneshot_" + std::to_string(nRanks) + "ranks.json";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no plan for " << nRanks << " ranks";
+  // 1100 nops ahead of thread block 0's ops: its table (48 bytes an op) passes the 48 KiB a kernel gets
+  // without raising its limit.
+  nlohmann::json j;
+  {
+    std::ifstream f(path);
+    j = nlohmann::json::parse(f);
+  }
+  for (auto& gpu : j["gpus"]) {
+    auto& ops = gpu["threadblocks"][0]["ops"];
+    nlohmann::json longer = nlohmann::json::array();
+    for (int i = 0; i < 1100; ++i) longer.push_back({{"name", "nop"}});
+    for (auto& op : ops) longer.push_back(op);
+    ops = longer;
+  }
+  const std::string longPath = std::filesystem::temp_directory_path().string() + "/executor_long_block_" +
+                               std::to_string(getpid()) + "_" + std::to_string(rank) + ".json";
+  {
+    std::ofstream f(longPath);
+    f << j.dump();
+  }
+  runPairTest([&](std::shared_ptr<TcpBootstrap> bootstrap) {
+    auto comm = std::make_shared<Communicator>(bootstrap);
+    const PlanInfo info = readInfo(longPath, rank);
+    ExecutionPlan plan(longPath, rank);
+    Executor executor(comm);
+    const uint64_t in = 4096 * info.inputChunks;
+    const uint64_t out = info.inplace ? in : 4096 * info.outputChunks;
+    DeviceMemory& inBuf = allocate(in);
+    DeviceMemory& outBuf = info.inplace ? inBuf : allocate(out);
+    TestStream stream;
+    const auto bytes = inputOf(DataType::FLOAT32, rank, in / 4, 0);
+    cudaCheck(cudaMemcpyAsync(inBuf.get(), bytes.data(), in, cudaMemcpyHostToDevice, stream), "writing the input");
+    cudaCheck(cudaStreamSynchronize(stream), "waiting for the input");
+    MPI_Barrier(MPI_COMM_WORLD);
+    executor.execute(rank, inBuf.get(), outBuf.get(), in, out, DataType::FLOAT32, plan, stream);
+    finish(stream, "the plan with a long thread block");
+    std::vector<char> got(out);
+    cudaCheck(cudaMemcpy(got.data(), outBuf.get(), out, cudaMemcpyDeviceToHost), "reading the output");
+    EXPECT_TRUE(got == expectedOutput(info.collective, DataType::FLOAT32, rank, nRanks, in, out, 0));
+    cudaCheck(cudaDeviceSynchronize(), "the execution");
+    MPI_Barrier(MPI_COMM_WORLD);
+  });
+  std::filesystem::remove(longPath);
+}
 
 TEST_F(DataPlaneMpTest, ExecutorRefusesBadArguments) {
   MSCCLPP_REQUIRE_GPU();

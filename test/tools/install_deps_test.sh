@@ -34,7 +34,11 @@ scenario() {
   done
   # The stand-ins below are new files: writing through a link would overwrite this machine's tool.
   for tool in cmake clang-format apt-get apt dpkg-query sudo python3 "$@"; do rm -f "$bin/$tool"; done
-  ln -s "$real_python" "$bin/python3"
+  # python3 as this machine runs it: a wrapper rather than a link, so that the interpreter keeps the
+  # module path it has here (PYTHONPATH, which `env -i` below clears; a virtual environment, which a link
+  # would hide).
+  printf '#!/bin/sh\n%sexec "%s" "$@"\n' "${PYTHONPATH:+PYTHONPATH='$PYTHONPATH' }" "$real_python" >"$bin/python3"
+  chmod +x "$bin/python3"
   # cmake as pip installs it: a script outside dpkg, new enough.
   printf '#!/bin/sh\necho "cmake version 3.31.6"\necho\necho "CMake suite maintained and supported by Kitware (kitware.com/cmake)."\n' >"$bin/cmake"
   chmod +x "$bin/cmake"

@@ -34,6 +34,20 @@ TEST(CoreTypesTest, TransportFlagsSetAlgebra) {
   EXPECT_EQ(sizeof(TransportFlags), 8u);
 }
 
+TEST(CoreTypesTest, TransportFlagsRefuseAValueThatNamesNoTransport) {
+  for (int value : {static_cast<int>(Transport::NumTransports), 63, 64, 1000, -1}) {
+    try {
+      TransportFlags flags{static_cast<Transport>(value)};
+      ADD_FAILURE() << "TransportFlags(Transport(" << value << ")) was accepted as " << flags.count() << " bits";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.getErrorCode(), ErrorCode::InvalidUsage);
+      EXPECT_NE(std::string(e.what()).find(std::to_string(value) + " is not a transport"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_FALSE(AllTransports.has(static_cast<Transport>(value)));
+  }
+}
+
 TEST(CoreTypesTest, TransportsPrintShortNames) {
   std::ostringstream os;
   os << Transport::Unknown << " " << Transport::CudaIpc << " " << Transport::IB0 << " " << Transport::IB7 << " "

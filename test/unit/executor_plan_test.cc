@@ -174,7 +174,7 @@ TEST(ExecutorPlanTest, GpuChannelsMayNameTheirTypeType) {
   TempFile file("plan.json");
   file.write(j.dump());
   ExecutionPlan plan(file.path(), 0);
-  EXPECT_EQ(ExecutionPlanAccess::impl(plan)->self().memoryChannels.size(), 4u);
+  EXPECT_EQ(ExecutionPlanAccess::impl(plan)->self().memoryChannels.size(), j["gpus"][0]["channels"].size());
   EXPECT_EQ(plan.maxMessageSize(), SIZE_MAX);
 }
 
@@ -473,8 +473,10 @@ TEST(ExecutorPlanTest, BarrierSemaphoreAndPipelineFields) {
     op(j, 0, 0, 3)["ops"][2]["src_buff"].push_back({{"type", "i"}, {"index", 0}, {"size", 1}});
   expectContains(loadError(j), {"pipeline op 2 (re)", "more than 32"});
   j = twoRankPlan("allreduce_pipeline_2ranks.json");
-  op(j, 0, 0, 3)["ops"][2]["tbg_info"]["tb_id"] = 4;
-  expectContains(loadError(j), {"pipeline op 2 (re)", "'tb_id' is 4"});
+  const int groupSize = op(j, 0, 0, 3)["ops"][2]["tbg_info"]["tbg_size"];
+  op(j, 0, 0, 3)["ops"][2]["tbg_info"]["tb_id"] = groupSize;
+  const std::string outOfGroup = "'tb_id' is " + std::to_string(groupSize);
+  expectContains(loadError(j), {"pipeline op 2 (re)", outOfGroup.c_str()});
 }
 
 TEST(ExecutorPlanTest, PacketOperationsNeedLLAndScratch) {
@@ -557,14 +559,15 @@ TEST(ExecutorPlanTest, SizeChecks) {
   file.write(ll.dump());
   ExecutionPlan llPlan(file.path(), 1);
   const auto& llImpl = ExecutionPlanAccess::impl(llPlan);
-  // 20-byte chunks: LL8 payloads (4 bytes) fit; the peer's scratch slot 1 at byte 20 is no whole LL16
-  // payload (8 bytes).
+  // 20-byte chunks, split among the blocks in 4-byte units: LL8 payloads (4 bytes) fit; a 4-byte part is
+  // no whole LL16 payload (8 bytes).
   EXPECT_NO_THROW(llImpl->resolve(20, 20, PacketType::LL8));
   try {
     llImpl->resolve(20, 20, PacketType::LL16);
     ADD_FAILURE() << "resolved";
   } catch (const Error& e) {
-    expectContains(e.what(), {"threadblock 0", "(ppkt)", "at 20", "8-byte payload of LL16 packets"});
+    expectContains(e.what(),
+                   {"threadblock 0", "(ppkt)", "a packet range of 4 bytes", "8-byte payload of LL16 packets"});
   }
 }
 

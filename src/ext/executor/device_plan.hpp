@@ -1,9 +1,9 @@
 // Copyright (c) 2026 The libmscclpp authors
 // SPDX-License-Identifier: MIT
 
-// What the interpreter kernel reads: a plan resolved for one set of buffer sizes, as flat arrays in
-// device memory. Shared by the host code that builds it and the kernel that runs it, so it holds only
-// plain data and public device handles.
+// What the interpreter kernel reads: a plan resolved for one set of buffer sizes, as one table per
+// thread block in device memory. Shared by the host code that builds it and the kernel that runs it, so
+// it holds only plain data and public device handles.
 
 #ifndef MSCCLPP_EXT_EXECUTOR_DEVICE_PLAN_HPP_
 #define MSCCLPP_EXT_EXECUTOR_DEVICE_PLAN_HPP_
@@ -49,20 +49,24 @@ enum class OpType : uint8_t {
   SemAcquire,
 };
 
-/// A byte range of a buffer: a local one (input, output, scratch) or a peer's (index `ref` into the
-/// context's remote buffer tables). For packet data in scratch, `offset` is the payload offset; the
-/// packets sit at twice that (both packet formats are twice the size of their payload).
+/// A byte range of a buffer: a local one (input, output, scratch) or a peer's (remote buffer `ref` of
+/// this GPU). The resolver fills the offsets; the executor adds the addresses and proxy ids of one
+/// context (bindAddresses), so that the kernel never looks a buffer up. A scratch range is given in
+/// the first half of a double scratch: the kernel adds the half in use.
 struct DeviceOperand {
-  uint64_t offset;
-  uint64_t size;
-  uint32_t ref;
-  uint8_t buffer;  // BufferType of the local or remote buffer
+  char* ptr;        // the first byte as this GPU maps it; null where only the proxy reaches the buffer
+  uint64_t offset;  // the first byte within its buffer (packets: twice the payload offset)
+  uint64_t size;    // payload bytes
+  uint32_t id;      // the buffer's proxy memory id (port channels)
+  uint32_t ref;     // for a remote range: the index of the peer's buffer among this GPU's remote buffers
+  uint8_t buffer;   // BufferType of the local or remote buffer
   uint8_t remote;
-  uint8_t reserved[2];
+  uint8_t packets;  // the range holds packets: pipeline steps move twice their payload offset
+  uint8_t reserved[5];
 };
 
-/// One operation. Inputs then outputs sit at operands[first, first + nInputs + nOutputs); channel or
-/// semaphore indices (context-wide) at indices[firstIndex, firstIndex + nIndices).
+/// One operation. Inputs then outputs sit at operands[first, first + nInputs + nOutputs) of its block;
+/// channel or semaphore indices (context-wide) at indices[firstIndex, firstIndex + nIndices).
 struct DeviceOp {
   uint8_t type;         // OpType
   uint8_t channelType;  // ChannelType
@@ -79,34 +83,53 @@ struct DeviceOp {
   uint64_t nIterations;  // pipeline
 };
 
+/// Where thread block b's operations sit among the resolution's arrays.
 struct DeviceBlock {
   uint32_t firstOp;
   uint32_t nOps;
+  uint32_t firstOperand;
+  uint32_t nOperands;
+  uint32_t firstIndex;
+  uint32_t nIndices;
 };
 
-/// Everything one launch needs, passed by value as the kernel's argument.
+/// The head of one block's table. A block's table is everything it reads to decode its operations,
+/// copied whole into shared memory when the block starts: this head, its ops, its operands (indexed
+/// from the block's first), its channel and semaphore indices, and the context's channel handles.
+/// Each part starts at a 16-byte boundary, at the byte offsets below from the table's start.
+struct DeviceTableHead {
+  uint32_t nOps;
+  uint32_t opsAt;
+  uint32_t operandsAt;
+  uint32_t indicesAt;
+  uint32_t memoryChannelsAt;
+  uint32_t portChannelsAt;
+  uint32_t reserved[2];
+};
+
+/// Everything one launch needs, passed by value as the kernel's argument. The tables of all blocks
+/// sit one after another, `tableBytes` apart.
 struct DeviceContext {
-  const DeviceBlock* blocks;
-  const DeviceOp* ops;
-  const DeviceOperand* operands;
-  const uint32_t* indices;
-  BaseMemoryChannelDeviceHandle* memoryChannels;
-  BasePortChannelDeviceHandle* portChannels;
-  void* const* remotePtrs;    // per remote buffer: its mapping here (memory-channel access), or null
-  const MemoryId* remoteIds;  // per remote buffer: its proxy memory id (port-channel access)
+  const char* tables;
+  uint32_t tableBytes;  // a multiple of 16
+  uint32_t nBlocks;
+  uint32_t nThreads;
+  uint8_t dataType;    // DataType
+  uint8_t packetType;  // PacketType
   DeviceSyncer* syncers;
   DeviceSemaphore* semaphores;
-  uint32_t* epochs;  // per thread block: executions so far, the packet flag of the next one
-  char* scratch;
+  uint32_t* epochs;      // per thread block: executions so far, the packet flag of the next one
   uint64_t scratchHalf;  // double scratch: the byte offset of the second half; 0 otherwise
-  MemoryId localIdBase;  // proxy ids of the local input, output, scratch: base + BufferType
-  uint8_t dataType;      // DataType
-  uint8_t packetType;    // PacketType
 };
 
-/// Launches the interpreter: one block per plan thread block.
-void launchInterpreter(const DeviceContext& ctx, void* input, void* output, int nBlocks, int nThreads,
-                       cudaStream_t stream);
+/// Launches the interpreter: one block per plan thread block, the kernel picked by data and packet type.
+void launchInterpreter(const DeviceContext& ctx, cudaStream_t stream);
+
+struct Where;
+
+/// Lets the interpreter use `bytes` of shared memory for a block's table (before any capture);
+/// Error(ExecutorError) at `where` when the GPU has less.
+void reserveInterpreterSharedMemory(uint32_t bytes, const Where& where);
 
 }  // namespace mscclpp::executor
 

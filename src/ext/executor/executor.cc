@@ -20,6 +20,7 @@
 #include "ext/common/messages.hpp"
 #include "ext/common/tags.hpp"
 #include "ext/executor/device_plan.hpp"
+#include "ext/executor/device_tables.hpp"
 #include "ext/executor/op_vocabulary.hpp"
 #include "ext/executor/plan.hpp"
 #include "ext/executor/plan_error.hpp"
@@ -37,12 +38,11 @@ std::shared_ptr<T> toDevice(const std::vector<T>& host) {
   return dev;
 }
 
-/// The device arrays of one resolution (one packet type).
-struct DeviceArrays {
-  std::shared_ptr<DeviceBlock> blocks;
-  std::shared_ptr<DeviceOp> ops;
-  std::shared_ptr<DeviceOperand> operands;
-  std::shared_ptr<uint32_t> indices;
+/// One resolution (one packet type) bound to its context: the blocks' tables and the launch that
+/// reads them, all but the data type filled in.
+struct Resolution {
+  std::shared_ptr<char> tables;
+  DeviceContext launch;
 };
 
 struct ContextKey {
@@ -68,14 +68,11 @@ struct PlanContext {
   std::vector<BaseMemoryChannel> memoryChannels;
   std::vector<BasePortChannel> portChannels;
   MemoryId localIdBase = 0;
-  std::shared_ptr<BaseMemoryChannelDeviceHandle> memoryChannelTable;
-  std::shared_ptr<BasePortChannelDeviceHandle> portChannelTable;
-  std::shared_ptr<void*> remotePtrs;
-  std::shared_ptr<MemoryId> remoteIds;
+  BufferAddresses addresses;  // what every resolution's operands are bound to
   std::shared_ptr<DeviceSyncer> syncers;
   std::shared_ptr<DeviceSemaphore> deviceSemaphores;
   std::shared_ptr<uint32_t> epochs;
-  std::map<PacketType, DeviceArrays> resolved;
+  std::map<PacketType, Resolution> resolved;
 };
 
 /// The three local buffers of a context, indexed by BufferType.
@@ -185,7 +182,7 @@ struct Executor::Impl {
     exchangeBuffers(*ctx, local);
     buildChannels(*ctx, peers);
     const std::vector<MemoryId> remoteIds = addToProxy(*ctx, local);
-    uploadTables(*ctx, remoteIds, first.nSyncers);
+    uploadTables(*ctx, local, remoteIds, first.nSyncers);
     addResolution(*ctx, first, packetType);
     return ctx;
   }
@@ -294,24 +291,24 @@ struct Executor::Impl {
     return remoteIds;
   }
 
-  /// The tables the kernel reads besides the operations: channel handles, peers' buffer addresses and
-  /// proxy ids, grid barriers, device semaphores and the per-block packet epochs.
-  void uploadTables(PlanContext& ctx, const std::vector<MemoryId>& remoteIds, uint32_t nSyncers) {
+  /// What the blocks' tables are bound to (channel handles, buffers' addresses and proxy ids), and the
+  /// state the kernel keeps across executions: grid barriers, device semaphores and the per-block
+  /// packet epochs.
+  void uploadTables(PlanContext& ctx, const LocalBuffers& local, const std::vector<MemoryId>& remoteIds,
+                    uint32_t nSyncers) {
     const PlanGpu& self = ctx.plan->self();
-    std::vector<BaseMemoryChannelDeviceHandle> memoryHandles;
-    for (auto& c : ctx.memoryChannels) memoryHandles.push_back(c.deviceHandle());
-    std::vector<BasePortChannelDeviceHandle> portHandles;
-    for (auto& c : ctx.portChannels) portHandles.push_back(c.deviceHandle());
-    std::vector<void*> remotePtrs(self.remoteBuffers.size(), nullptr);
+    BufferAddresses& a = ctx.addresses;
+    for (int t = 0; t < 3; ++t) a.local[t] = static_cast<char*>(local.ptrs[t]);
+    a.localIdBase = ctx.localIdBase;
+    for (auto& c : ctx.memoryChannels) a.memoryChannels.push_back(c.deviceHandle());
+    for (auto& c : ctx.portChannels) a.portChannels.push_back(c.deviceHandle());
+    a.remote.assign(self.remoteBuffers.size(), nullptr);
     for (size_t b = 0; b < self.remoteBuffers.size(); ++b) {
-      if (self.remoteBuffers[b].memoryAccess) remotePtrs[b] = ctx.remote[b].data();
+      if (self.remoteBuffers[b].memoryAccess) a.remote[b] = static_cast<char*>(ctx.remote[b].data());
     }
+    a.remoteIds = remoteIds;
     std::vector<DeviceSemaphore> sems;
     for (int init : self.semaphoreInits) sems.emplace_back(init);
-    ctx.memoryChannelTable = toDevice(memoryHandles);
-    ctx.portChannelTable = toDevice(portHandles);
-    ctx.remotePtrs = toDevice(remotePtrs);
-    ctx.remoteIds = toDevice(remoteIds);
     ctx.syncers = detail::gpuCallocShared<DeviceSyncer>(std::max<uint32_t>(nSyncers, 1));
     ctx.deviceSemaphores = toDevice(sems);
     ctx.epochs = detail::gpuCallocShared<uint32_t>(self.threadblocks.size());
@@ -327,12 +324,22 @@ struct Executor::Impl {
       }
     }
     if (r.nSyncers > 0 && !ctx.syncers) ctx.syncers = detail::gpuCallocShared<DeviceSyncer>(r.nSyncers);
-    DeviceArrays arrays;
-    arrays.blocks = toDevice(r.blocks);
-    arrays.ops = toDevice(r.ops);
-    arrays.operands = toDevice(r.operands);
-    arrays.indices = toDevice(r.indices);
-    ctx.resolved.emplace(packetType, std::move(arrays));
+    const DeviceTables tables = buildDeviceTables(r, ctx.addresses);
+    reserveInterpreterSharedMemory(tables.tableBytes, Where{ctx.plan->path, rank, ""});
+    Resolution res;
+    res.tables = toDevice(tables.bytes);
+    DeviceContext& d = res.launch;
+    d = DeviceContext{};
+    d.tables = res.tables.get();
+    d.tableBytes = tables.tableBytes;
+    d.nBlocks = static_cast<uint32_t>(r.blocks.size());
+    d.nThreads = static_cast<uint32_t>(ctx.plan->nThreadsPerBlock);
+    d.packetType = static_cast<uint8_t>(packetType);
+    d.syncers = ctx.syncers.get();
+    d.semaphores = ctx.deviceSemaphores.get();
+    d.epochs = ctx.epochs.get();
+    d.scratchHalf = ctx.scratchHalf;
+    ctx.resolved.emplace(packetType, std::move(res));
   }
 };
 
@@ -355,31 +362,15 @@ void Executor::execute(int rank, void* sendbuff, void* recvBuff, size_t sendBuff
              .first;
   }
   PlanContext& ctx = *it->second;
-  auto arrays = ctx.resolved.find(packetType);
-  if (arrays == ctx.resolved.end()) {
+  auto resolved = ctx.resolved.find(packetType);
+  if (resolved == ctx.resolved.end()) {
     AvoidCudaGraphCaptureGuard notCaptured;
     impl_->addResolution(ctx, impl->resolve(sendBuffSize, recvBuffSize, packetType), packetType);
-    arrays = ctx.resolved.find(packetType);
+    resolved = ctx.resolved.find(packetType);
   }
-  DeviceContext d{};
-  d.blocks = arrays->second.blocks.get();
-  d.ops = arrays->second.ops.get();
-  d.operands = arrays->second.operands.get();
-  d.indices = arrays->second.indices.get();
-  d.memoryChannels = ctx.memoryChannelTable.get();
-  d.portChannels = ctx.portChannelTable.get();
-  d.remotePtrs = ctx.remotePtrs.get();
-  d.remoteIds = ctx.remoteIds.get();
-  d.syncers = ctx.syncers.get();
-  d.semaphores = ctx.deviceSemaphores.get();
-  d.epochs = ctx.epochs.get();
-  d.scratch = ctx.scratch.get();
-  d.scratchHalf = ctx.scratchHalf;
-  d.localIdBase = ctx.localIdBase;
-  d.dataType = static_cast<uint8_t>(dataType);
-  d.packetType = static_cast<uint8_t>(packetType);
-  launchInterpreter(d, sendbuff, recvBuff, static_cast<int>(impl->self().threadblocks.size()), impl->nThreadsPerBlock,
-                    stream);
+  DeviceContext launch = resolved->second.launch;
+  launch.dataType = static_cast<uint8_t>(dataType);
+  launchInterpreter(launch, stream);
 }
 
 }  // namespace mscclpp

@@ -97,7 +97,11 @@ class Resolver {
 
     r_.remoteBytesNeeded.assign(gpu.remoteBuffers.size(), 0);
     for (size_t tb = 0; tb < gpu.threadblocks.size(); ++tb) {
-      DeviceBlock block{static_cast<uint32_t>(r_.ops.size()), 0};
+      DeviceBlock block{};
+      block.firstOp = static_cast<uint32_t>(r_.ops.size());
+      block.firstOperand = static_cast<uint32_t>(r_.operands.size());
+      block.firstIndex = static_cast<uint32_t>(r_.indices.size());
+      block_ = &block;
       const auto& ops = gpu.threadblocks[tb];
       for (size_t i = 0; i < ops.size(); ++i) {
         place_ = concat("threadblock ", tb, ", op ", i, " (", opName(ops[i].type), ")");
@@ -111,6 +115,8 @@ class Resolver {
         }
       }
       block.nOps = static_cast<uint32_t>(r_.ops.size()) - block.firstOp;
+      block.nOperands = static_cast<uint32_t>(r_.operands.size()) - block.firstOperand;
+      block.nIndices = static_cast<uint32_t>(r_.indices.size()) - block.firstIndex;
       r_.blocks.push_back(block);
     }
     return std::move(r_);
@@ -145,6 +151,7 @@ class Resolver {
     d.buffer = static_cast<uint8_t>(ref.type);
     d.remote = ref.remote ? 1 : 0;
     d.ref = ref.remote ? ref.remoteBuffer : 0;
+    d.packets = packets ? 1 : 0;
     if (packetOp && (d.offset % payload_ != 0 || d.size % payload_ != 0)) {
       failOp(concat("a packet range of ", d.size, " bytes at ", d.offset, " is not a multiple of the ", payload_,
                     "-byte payload of ", packetType_ == PacketType::LL8 ? "LL8" : "LL16", " packets"));
@@ -159,6 +166,7 @@ class Resolver {
       failOp(concat("bytes up to ", end, " of the local ", bufferName(ref.type), " buffer, which has ",
                     localBytes(ref.type)));
     }
+    if (packets) d.offset *= 2;
     return d;
   }
 
@@ -168,8 +176,9 @@ class Resolver {
     d.channelType = static_cast<uint8_t>(op.channelType);
     d.nInputs = static_cast<uint16_t>(op.srcs.size());
     d.nOutputs = static_cast<uint16_t>(op.dsts.size());
-    d.firstOperand = static_cast<uint32_t>(r_.operands.size());
-    d.firstIndex = static_cast<uint32_t>(r_.indices.size());
+    // Counted from the block's first: each block decodes its own table.
+    d.firstOperand = static_cast<uint32_t>(r_.operands.size()) - block_->firstOperand;
+    d.firstIndex = static_cast<uint32_t>(r_.indices.size()) - block_->firstIndex;
     d.nIndices = static_cast<uint32_t>(op.indices.size());
     if (op.srcs.size() > UINT16_MAX || op.dsts.size() > UINT16_MAX) failOp("more than 65535 operands");
     bool packetOp = false;
@@ -201,6 +210,7 @@ class Resolver {
   PacketType packetType_;
   uint64_t payload_ = 8;
   std::string place_;
+  const DeviceBlock* block_ = nullptr;  // the block whose operations are being added
   ResolvedPlan r_;
 };
 
