@@ -164,7 +164,10 @@ void bindTypes(py::module_& m) {
   py::enum_<Algorithm>(m, "Algorithm")
       .value("Auto", Algorithm::Auto)
       .value("LLOneShot", Algorithm::LLOneShot)
-      .value("Staged", Algorithm::Staged);
+      .value("Staged", Algorithm::Staged)
+      .value("ZeroCopy", Algorithm::ZeroCopy)
+      .value("LLTwoShot", Algorithm::LLTwoShot)
+      .value("CopyEngine", Algorithm::CopyEngine);
 
   py::class_<Config>(m, "Config")
       .def(py::init<>())
@@ -300,7 +303,8 @@ void registerCollectives(py::module_& m) {
       .def_property_readonly("rank", &Collectives::rank)
       .def_property_readonly("n_ranks", &Collectives::nRanks)
       .def_property_readonly("config", &Collectives::config, py::return_value_policy::copy)
-      .def("algorithm_for", &Collectives::algorithmFor, py::arg("collective"), py::arg("bytes"));
+      .def("algorithm_for", &Collectives::algorithmFor, py::arg("collective"), py::arg("bytes"),
+           py::arg("registered") = false);
   bindCollectiveCalls(cls);
   bindPointToPoint(cls);
 }
