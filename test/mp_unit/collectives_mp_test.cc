@@ -41,6 +41,8 @@ namespace {
 
 constexpr unsigned char kSentinel = 0xA5;
 constexpr size_t kGuardBytes = 64;
+/// Above the two-shot LL sizes: where the `mixed` object runs zero-copy (Auto does not choose it).
+constexpr size_t kMixedZeroCopyBytes = 4 << 20;
 
 #define CUDA_OK(cmd) ASSERT_EQ((cmd), cudaSuccess) << #cmd
 
@@ -68,6 +70,7 @@ struct Shared {
   std::unique_ptr<Collectives> twoShot;     // forces LLTwoShot (all-reduce)
   std::unique_ptr<Collectives> staged;      // forces Staged
   std::unique_ptr<Collectives> copyEngine;  // forces CopyEngine wherever the buffers are registered
+  std::unique_ptr<Collectives> mixed;       // ZeroCopy from kMixedZeroCopyBytes on registered buffers, else Auto
 };
 Shared& shared() {
   static Shared s;
@@ -80,6 +83,7 @@ class SharedTeardown : public ::testing::Environment {
     if (shared().coll) {
       (void)cudaDeviceSynchronize();
       MPI_Barrier(MPI_COMM_WORLD);  // nobody still uses a scratch this rank is about to free
+      shared().mixed.reset();
       shared().copyEngine.reset();
       shared().staged.reset();
       shared().twoShot.reset();
@@ -113,6 +117,11 @@ class CollectivesMpTest : public MultiProcessTest {
       shared().staged = std::make_unique<Collectives>(shared().comm, forced);
       forced.forceAlgorithm = Algorithm::CopyEngine;
       shared().copyEngine = std::make_unique<Collectives>(shared().comm, forced);
+      mscclpp::collectives::Config mixed;
+      mixed.selector = [](Collective, size_t bytes, int) {
+        return bytes >= kMixedZeroCopyBytes ? Algorithm::ZeroCopy : Algorithm::Auto;
+      };
+      shared().mixed = std::make_unique<Collectives>(shared().comm, mixed);
     }
     return !anyRank(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess);
   }
@@ -740,12 +749,13 @@ struct Registration {
   Registration& operator=(const Registration&) = delete;
 };
 
-TEST_F(CollectivesMpTest, RegisteredBuffersRunZeroCopyUnderAuto) {
+// Auto does not choose zero-copy: a registered all-reduce runs as an unregistered one would.
+TEST_F(CollectivesMpTest, RegisteredBuffersRunUnderAutoWithoutZeroCopy) {
   COLL_REQUIRE_GPU();
   const uint64_t count = (4 << 20) / 4 + 3, bytes = count * 4;
   DeviceBytes send(bytes), recv(bytes);
   CUDA_OK(upload(send.ptr, testInputs(DataType::Float32, rank, count, 31).data(), bytes));
-  EXPECT_EQ(coll().algorithmFor(Collective::AllReduce, bytes, true), Algorithm::ZeroCopy);
+  EXPECT_EQ(coll().algorithmFor(Collective::AllReduce, bytes, true), Algorithm::Staged);
   {
     Registration rs(coll(), send.ptr, bytes), rr(coll(), recv.ptr, bytes);
     coll().allReduce(send.ptr, recv.ptr, count, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream);
@@ -798,15 +808,16 @@ TEST_F(CollectivesMpTest, ZeroCopyBackToBackWithTheOtherPathsKeepsEveryResult) {
   COLL_REQUIRE_GPU();
   constexpr int kCalls = 24;
   constexpr uint64_t kSeed = 400;
-  // Above the two-shot sizes, so that Auto picks zero-copy on registered buffers and staged on others.
-  const uint64_t count = (4 << 20) / 4 + 3, bytes = count * 4;
+  // From kMixedZeroCopyBytes, so that `mixed` runs zero-copy on registered buffers and staged on others.
+  const uint64_t count = kMixedZeroCopyBytes / 4 + 3, bytes = count * 4;
+  Collectives& mixed = *shared().mixed;
   const uint64_t midCount = (1 << 20) / 4 + 1, smallCount = 64;  // two-shot and one-shot LL
   auto isRegistered = [](int i) { return i % 3 != 2; };
   auto isInPlace = [](int i) { return i % 2 == 1; };
-  ASSERT_EQ(coll().algorithmFor(Collective::AllReduce, bytes, true), Algorithm::ZeroCopy);
-  ASSERT_EQ(coll().algorithmFor(Collective::AllReduce, bytes, false), Algorithm::Staged);
-  ASSERT_EQ(coll().algorithmFor(Collective::AllReduce, midCount * 4, false), Algorithm::LLTwoShot);
-  ASSERT_EQ(coll().algorithmFor(Collective::AllReduce, smallCount * 4, false), Algorithm::LLOneShot);
+  ASSERT_EQ(mixed.algorithmFor(Collective::AllReduce, bytes, true), Algorithm::ZeroCopy);
+  ASSERT_EQ(mixed.algorithmFor(Collective::AllReduce, bytes, false), Algorithm::Staged);
+  ASSERT_EQ(mixed.algorithmFor(Collective::AllReduce, midCount * 4, false), Algorithm::LLTwoShot);
+  ASSERT_EQ(mixed.algorithmFor(Collective::AllReduce, smallCount * 4, false), Algorithm::LLOneShot);
   DeviceBytes pool(2 * kCalls * bytes);  // one allocation: one registration covers every call's buffers
   ASSERT_NE(pool.ptr, nullptr);
   DeviceBytes plain(2 * kCalls * bytes);
@@ -816,7 +827,7 @@ TEST_F(CollectivesMpTest, ZeroCopyBackToBackWithTheOtherPathsKeepsEveryResult) {
   ASSERT_NE(small.ptr, nullptr);
   CUDA_OK(upload(mid.ptr, testInputs(DataType::Float32, rank, midCount, kSeed).data(), midCount * 4));
   CUDA_OK(upload(small.ptr, testInputs(DataType::Float32, rank, smallCount, kSeed).data(), smallCount * 4));
-  Registration reg(coll(), pool.ptr, pool.bytes);
+  Registration reg(mixed, pool.ptr, pool.bytes);
   std::vector<char*> sends(kCalls), recvs(kCalls);
   for (int i = 0; i < kCalls; ++i) {
     char* base = (isRegistered(i) ? pool.ptr : plain.ptr) + 2 * i * bytes;
@@ -827,9 +838,9 @@ TEST_F(CollectivesMpTest, ZeroCopyBackToBackWithTheOtherPathsKeepsEveryResult) {
   MPI_Barrier(MPI_COMM_WORLD);
   const ReduceOp sum(ReduceOp::Kind::Sum);
   for (int i = 0; i < kCalls; ++i) {
-    coll().allReduce(sends[i], recvs[i], count, DataType::Float32, sum, stream);
-    coll().allReduce(mid.ptr, mid.ptr + midCount * 4, midCount, DataType::Float32, sum, stream);
-    coll().allReduce(small.ptr, small.ptr + smallCount * 4, smallCount, DataType::Float32, sum, stream);
+    mixed.allReduce(sends[i], recvs[i], count, DataType::Float32, sum, stream);
+    mixed.allReduce(mid.ptr, mid.ptr + midCount * 4, midCount, DataType::Float32, sum, stream);
+    mixed.allReduce(small.ptr, small.ptr + smallCount * 4, smallCount, DataType::Float32, sum, stream);
   }
   CUDA_OK(cudaStreamSynchronize(stream));
   for (int i = 0; i < kCalls; ++i) {

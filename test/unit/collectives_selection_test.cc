@@ -149,24 +149,24 @@ TEST(CollectivesSelection, SelectorIsAskedFirstAndAutoDefers) {
   EXPECT_EQ(asked, 2);
 }
 
-TEST(CollectivesSelection, RegisteredBuffersTakeZeroCopyAboveTheLLSizes) {
+// Auto does not choose zero-copy or the copy engines: registered buffers select what unregistered
+// ones do, at every size; the forced configurations below still reach both.
+TEST(CollectivesSelection, AutoChoosesTheSameOnRegisteredBuffers) {
   const Config c = resolved({}, 2);
   for (int n : {2, 3, 4, 8}) {
     const ScratchLayout l = makeScratchLayout(n, c.maxBlocks, c.llMaxBytes, c.scratchBytes);
     const size_t edge = c.llMaxBytes / (n - 1);
-    for (Collective coll : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather}) {
-      EXPECT_TRUE(hasZeroCopy(coll));
-      EXPECT_EQ(selectAlgorithm(coll, edge, n, c, l, true), Algorithm::LLOneShot) << collectiveName(coll) << n;
-      // All-reduce takes two-shot LL up to kLLTwoShotMaxBytes, registered or not.
-      const Algorithm mid = coll == Collective::AllReduce ? Algorithm::LLTwoShot : Algorithm::ZeroCopy;
-      EXPECT_EQ(selectAlgorithm(coll, edge + 1, n, c, l, true), mid) << collectiveName(coll) << n;
-      EXPECT_EQ(selectAlgorithm(coll, kLLTwoShotMaxBytes + 1, n, c, l, true), Algorithm::ZeroCopy)
-          << collectiveName(coll) << n;
-      // Large all-gathers go to the copy engines instead.
-      const Algorithm large = coll == Collective::AllGather ? Algorithm::CopyEngine : Algorithm::ZeroCopy;
-      EXPECT_EQ(selectAlgorithm(coll, 64 << 20, n, c, l, true), large) << collectiveName(coll) << n;
-      EXPECT_EQ(selectAlgorithm(coll, 64 << 20, n, c, l, false), Algorithm::Staged) << collectiveName(coll) << n;
+    for (Collective coll :
+         {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather, Collective::Broadcast}) {
+      for (size_t bytes : {size_t{8}, edge, edge + 1, kLLTwoShotMaxBytes + 1, size_t{64} << 20}) {
+        const Algorithm registered = selectAlgorithm(coll, bytes, n, c, l, true);
+        EXPECT_EQ(registered, selectAlgorithm(coll, bytes, n, c, l, false))
+            << collectiveName(coll) << n << " " << bytes;
+        EXPECT_NE(registered, Algorithm::ZeroCopy) << collectiveName(coll) << n << " " << bytes;
+        EXPECT_NE(registered, Algorithm::CopyEngine) << collectiveName(coll) << n << " " << bytes;
+      }
     }
+    EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 64 << 20, n, c, l, true), Algorithm::Staged) << n;
   }
 }
 
@@ -239,17 +239,7 @@ TEST(CollectivesTiling, TwoShotChunksCoverTheMessageAndEveryBlockHasPackets) {
   }
 }
 
-TEST(CollectivesSelection, LargeRegisteredGathersAndBroadcastsTakeTheCopyEngines) {
-  const Config c = resolved({}, 2);
-  for (int n : {2, 4}) {
-    const ScratchLayout l = makeScratchLayout(n, c.maxBlocks, c.llMaxBytes, c.scratchBytes);
-    EXPECT_EQ(selectAlgorithm(Collective::AllGather, kCopyEngineMinBytes, n, c, l, true), Algorithm::CopyEngine);
-    EXPECT_EQ(selectAlgorithm(Collective::AllGather, kCopyEngineMinBytes - 16, n, c, l, true), Algorithm::ZeroCopy);
-    EXPECT_EQ(selectAlgorithm(Collective::AllGather, kCopyEngineMinBytes, n, c, l, false), Algorithm::Staged);
-    EXPECT_EQ(selectAlgorithm(Collective::Broadcast, kCopyEngineMinBytes, n, c, l, true), Algorithm::CopyEngine);
-    EXPECT_EQ(selectAlgorithm(Collective::Broadcast, kCopyEngineMinBytes - 16, n, c, l, true), Algorithm::Staged);
-    EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 64 << 20, n, c, l, true), Algorithm::ZeroCopy);
-  }
+TEST(CollectivesSelection, ForcedCopyEnginesNeedRegisteredGathersOrBroadcasts) {
   const Config forced = resolved({{"MSCCLPP_COLL_ALGO", "ce"}});
   EXPECT_EQ(forced.forceAlgorithm, Algorithm::CopyEngine);
   const ScratchLayout l = makeScratchLayout(2, forced.maxBlocks, forced.llMaxBytes, forced.scratchBytes);

@@ -107,19 +107,17 @@ Algorithm selectAlgorithm(Collective collective, size_t segBytes, int nRanks, co
   if (wanted == Algorithm::Auto) wanted = config.forceAlgorithm;
   if (wanted == Algorithm::Auto) {
     // One-shot sends the whole segment to every peer as packets of twice its size, so its traffic
-    // grows with the peer count: it wins while that traffic costs less than two barrier hops. Above
-    // that, registered buffers save the copies through scratch.
+    // grows with the peer count: it wins while that traffic costs less than two barrier hops.
     const bool small = segBytes * static_cast<size_t>(nRanks - 1) <= config.llMaxBytes;
     if (small && hasLLOneShot(collective)) {
       wanted = Algorithm::LLOneShot;
     } else if (twoShotFits && segBytes <= kLLTwoShotMaxBytes) {
       // Two-shot sends each byte twice as packets, whatever the rank count, and needs no barrier.
       wanted = Algorithm::LLTwoShot;
-    } else if (copyEngine && segBytes >= kCopyEngineMinBytes) {
-      // Large copies: the copy engines move them with no SM, beside two small barrier kernels.
-      wanted = Algorithm::CopyEngine;
     } else {
-      wanted = zeroCopy ? Algorithm::ZeroCopy : Algorithm::Staged;
+      // Auto does not choose ZeroCopy or CopyEngine until they pass the GPU matrix on registered
+      // buffers; they run only where forced (Config::forceAlgorithm, a selector, MSCCLPP_COLL_ALGO).
+      wanted = Algorithm::Staged;
     }
   }
   if (wanted == Algorithm::LLOneShot && !llFits) return Algorithm::Staged;

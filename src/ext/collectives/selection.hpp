@@ -36,12 +36,10 @@ bool hasZeroCopy(Collective collective);
 /// Whether `collective` has a copy-engine variant for registered receive buffers.
 bool hasCopyEngine(Collective collective);
 
-/// Smallest per-rank segment that Auto hands to the copy engines (registered buffers).
-constexpr size_t kCopyEngineMinBytes = 16ull << 20;
-
 /// The algorithm for a call of `collective` whose per-pair segment is `segmentBytes`, among `nRanks`
 /// ranks, under a resolved `config` and a scratch of `layout`; `registered` says whether the call's
-/// buffers lie in registrations that allow ZeroCopy or CopyEngine. A forced LL falls back to Staged where the
+/// buffers lie in registrations that allow ZeroCopy or CopyEngine (which run only where forced: Auto
+/// does not choose them). A forced LL falls back to Staged where the
 /// collective has no LL variant or the segment does not fit the LL slots; a forced ZeroCopy does where
 /// the collective has no zero-copy variant or the buffers are not registered, and a forced LLTwoShot
 /// where the collective is not all-reduce or the message does not fit the LL slots; so does a forced
