@@ -800,6 +800,49 @@ TEST_F(CollectivesMpTest, ZeroCopyGraphReplayedAHundredTimesKeepsWorking) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// Zero-copy at counts that are not a multiple of 16 bytes (a reduce-scatter slice then starts off a
+// 16-byte boundary on every rank but 0) and from buffers 0, 4 and 8 bytes past the registered pointer:
+// each kernel must use only accesses its addresses are aligned for, and still give every result.
+TEST_F(CollectivesMpTest, ZeroCopyAtOddCountsAndOffsetsKeepsEveryResult) {
+  COLL_REQUIRE_GPU();
+  const ReduceOp sum(ReduceOp::Kind::Sum);
+  for (uint64_t count : {uint64_t{1001}, (uint64_t{1} << 20) + 5}) {
+    const uint64_t bytes = count * 4, total = bytes * nRanks;
+    ASSERT_EQ(zeroCopy().algorithmFor(Collective::ReduceScatter, bytes, true), Algorithm::ZeroCopy);
+    const std::vector<float> sums = expectedSum(nRanks, count * nRanks, 70);
+    for (uint64_t offset : {uint64_t{0}, uint64_t{4}, uint64_t{8}}) {
+      DeviceBytes send(total + 16), recv(total + 16);
+      ASSERT_NE(send.ptr, nullptr);
+      ASSERT_NE(recv.ptr, nullptr);
+      Registration rs(zeroCopy(), send.ptr, send.bytes), rr(zeroCopy(), recv.ptr, recv.bytes);
+      char* in = send.ptr + offset;
+      char* out = recv.ptr + offset;
+      const std::string where = std::to_string(count) + " elements at offset " + std::to_string(offset);
+      CUDA_OK(upload(in, testInputs(DataType::Float32, rank, count * nRanks, 70).data(), total));
+      zeroCopy().reduceScatter(in, out, count, DataType::Float32, sum, stream);
+      CUDA_OK(cudaStreamSynchronize(stream));
+      std::vector<float> got(count);
+      CUDA_OK(cudaMemcpy(got.data(), out, bytes, cudaMemcpyDeviceToHost));
+      EXPECT_EQ(got, std::vector<float>(sums.begin() + rank * count, sums.begin() + (rank + 1) * count))
+          << "reduce-scatter, " << where;
+      zeroCopy().allReduce(in, out, count * nRanks, DataType::Float32, sum, stream);
+      CUDA_OK(cudaStreamSynchronize(stream));
+      got.resize(count * nRanks);
+      CUDA_OK(cudaMemcpy(got.data(), out, total, cudaMemcpyDeviceToHost));
+      EXPECT_EQ(got, sums) << "all-reduce, " << where;
+      zeroCopy().allGather(in, out, count, DataType::Float32, stream);
+      CUDA_OK(cudaStreamSynchronize(stream));
+      std::vector<char> all(total);
+      CUDA_OK(cudaMemcpy(all.data(), out, total, cudaMemcpyDeviceToHost));
+      for (int q = 0; q < nRanks; ++q) {
+        EXPECT_EQ(std::memcmp(all.data() + q * bytes, testInputs(DataType::Float32, q, count, 70).data(), bytes), 0)
+            << "all-gather part of rank " << q << ", " << where;
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
+  }
+}
+
 // Zero-copy calls between staged, two-shot and one-shot LL calls of the same object, no host
 // synchronization in between, in place and out of place: a zero-copy call that wrote a peer's output
 // before the peer's previous call finished with it, or returned before every peer had written its

@@ -54,11 +54,15 @@ constexpr int kLoadGroup = 8;
 
 /// out of every rank [begin, end) = reduction in rank order of in of every rank [begin, end), offsets
 /// in elements of T. `Everywhere` stores into every rank's output, otherwise only into `local`.
+/// `basesAligned`: every pointer in `in` and the output pointers are 16-byte aligned.
 template <typename T, ReduceSpec::Kind Kind, bool Everywhere>
 __device__ __forceinline__ void reduceRange(const Reducer<T, Kind>& r, int n, const PeerBuffers& in, uint64_t inOffset,
                                             const PeerBuffers& out, T* local, uint64_t outOffset, uint64_t elems,
-                                            bool vectors) {
+                                            bool basesAligned) {
   constexpr uint64_t kPerVec = 16 / sizeof(T);
+  // Aligned bases are not enough: the offsets must keep the alignment too (a reduce-scatter slice
+  // starts at rank x count elements, which need not be a multiple of 16 bytes).
+  const bool vectors = basesAligned && (inOffset * sizeof(T)) % 16 == 0 && (outOffset * sizeof(T)) % 16 == 0;
   const uint64_t nVec = vectors ? elems / kPerVec : 0;
   for (uint64_t v = threadIdx.x; v < nVec; v += blockDim.x) {
     VecAcc<T, Kind, 16> acc;
