@@ -3,7 +3,6 @@
 
 #include "ext/collectives/registry.hpp"
 
-#include <future>
 #include <iterator>
 #include <mscclpp/gpu_utils.hpp>
 #include <string>
@@ -92,14 +91,19 @@ void BufferRegistry::add(void* ptr, size_t bytes) {
   e.bytes = bytes;
   e.serial = nextSerial_++;
   e.allocation = identityOf(ptr);
+  // Straight through the bootstrap, not Communicator::recvMemory: the communicator keeps the last
+  // object received on each (peer, tag) until the next receive there, which would keep the peer's
+  // buffer mapped after deregistration, and a new allocation the peer makes at the same place could
+  // then not be mapped again (runtime IPC maps an allocation once per process).
+  const std::vector<char> serialized = e.local.serialize();
   for (int p = 0; p < nRanks_; ++p) {
-    if (p != rank_) comm_->sendMemory(e.local, p, tag_);
-  }
-  std::vector<std::shared_future<RegisteredMemory>> futures(nRanks_);
-  for (int p = 0; p < nRanks_; ++p) {
-    if (p != rank_) futures[p] = comm_->recvMemory(p, tag_);
+    if (p != rank_) comm_->bootstrap()->send(serialized, p, tag_);
   }
   // Every peer's message is taken, mapped or not, so that none is left for the next registration.
+  std::vector<std::vector<char>> received(nRanks_);
+  for (int p = 0; p < nRanks_; ++p) {
+    if (p != rank_) comm_->bootstrap()->recv(received[p], p, tag_);
+  }
   e.peers.resize(nRanks_);
   std::string unmapped;
   for (int p = 0; p < nRanks_; ++p) {
@@ -108,7 +112,7 @@ void BufferRegistry::add(void* ptr, size_t bytes) {
       continue;
     }
     try {
-      e.peers[p] = futures[p].get();
+      e.peers[p] = RegisteredMemory::deserialize(received[p]);
       e.starts.ptr[p] = static_cast<char*>(e.peers[p].data());
       if (e.starts.ptr[p] == nullptr && unmapped.empty()) unmapped = concat("rank ", p, ": no mapping over CudaIpc");
     } catch (const Error& err) {

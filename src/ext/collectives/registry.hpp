@@ -38,7 +38,7 @@ namespace collectives {
 
 class BufferRegistry {
  public:
-  /// Registrations over `comm`, whose bootstrap gathers verdicts; `tag` is the Communicator tag of the
+  /// Registrations over `comm`, whose bootstrap gathers verdicts; `tag` is the bootstrap tag of the
   /// memory exchange.
   BufferRegistry(std::shared_ptr<Communicator> comm, int tag);
 
