@@ -216,6 +216,19 @@ __device__ void runReduce(const Block& b, const DeviceOp& op, const DeviceOperan
 
 // ---- packets ----
 
+// Port-channel half of the packet puts: once the packets are staged in src, one thread per output asks
+// the proxy to move them (2 * n bytes: a packet carries as many flag bytes as payload bytes).
+__device__ inline void putPacketsThroughPorts(const Block& b, const DeviceOp& op, const DeviceOperand* src,
+                                              const DeviceOperand* dst, uint64_t off, uint64_t unit) {
+  __syncthreads();
+  for (uint32_t i = threadIdx.x; i < op.nOutputs; i += blockDim.x) {
+    const uint64_t n = sizeAt(src[i], off, unit);
+    if (n == 0) continue;
+    b.portChannels[b.indices[op.firstIndex + i]].put(dst[i].id, b.proxyOffset(dst[i], off), src[i].id,
+                                                     b.proxyOffset(src[i], off), 2 * n);
+  }
+}
+
 template <typename P>
 __device__ void runPutPackets(const Block& b, const DeviceOp& op, const DeviceOperand* o, uint64_t off, uint64_t unit) {
   const DeviceOperand* src = o;
@@ -227,13 +240,7 @@ __device__ void runPutPackets(const Block& b, const DeviceOp& op, const DeviceOp
     }
     return;
   }
-  __syncthreads();
-  for (uint32_t i = threadIdx.x; i < op.nOutputs; i += blockDim.x) {
-    const uint64_t n = sizeAt(src[i], off, unit);
-    if (n == 0) continue;
-    b.portChannels[b.indices[op.firstIndex + i]].put(dst[i].id, b.proxyOffset(dst[i], off), src[i].id,
-                                                     b.proxyOffset(src[i], off), 2 * n);
-  }
+  putPacketsThroughPorts(b, op, src, dst, off, unit);
 }
 
 template <typename P>
@@ -253,13 +260,7 @@ __device__ void runReadPutPackets(const Block& b, const DeviceOp& op, const Devi
     }
   }
   if (memory) return;
-  __syncthreads();
-  for (uint32_t i = threadIdx.x; i < op.nOutputs; i += blockDim.x) {
-    const uint64_t n = sizeAt(src[i], off, unit);
-    if (n == 0) continue;
-    b.portChannels[b.indices[op.firstIndex + i]].put(dst[i].id, b.proxyOffset(dst[i], off), src[i].id,
-                                                     b.proxyOffset(src[i], off), 2 * n);
-  }
+  putPacketsThroughPorts(b, op, src, dst, off, unit);
 }
 
 template <typename P>
