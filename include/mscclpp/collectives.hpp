@@ -123,10 +123,12 @@ const char* collectiveName(Collective collective);
 /// - ZeroCopy: all-reduce, reduce-scatter and all-gather on buffers registered with registerBuffer:
 ///   the kernel reads the peers' inputs and writes the peers' outputs in place, with no scratch (the
 ///   all-reduce in one pass: each rank reduces its chunk of every input and stores it into every
-///   output). Not for PreMulSum. Asked for on unregistered buffers, the call runs Staged.
-/// - CopyEngine: all-gather and broadcast into registered receive buffers: cudaMemcpyAsync on the
-///   caller's stream straight into the peers' buffers, between two one-block barrier kernels, so no
-///   SM moves data. For large messages; on unregistered buffers the call runs Staged.
+///   output). Not for PreMulSum. Asked for on unregistered buffers, the call runs Staged. Auto takes it
+///   on registered buffers above the two-shot LL sizes (all-reduce) or from 1 MiB parts.
+/// - CopyEngine: all-gather, broadcast and (out of place) all-to-all into registered receive buffers:
+///   cudaMemcpyAsync on the caller's stream straight into the peers' buffers, between two one-block
+///   barrier kernels, so no SM moves data. For large messages (Auto: from 16 MiB parts, broadcasts from
+///   8 MiB); on unregistered buffers the call runs Staged.
 enum class Algorithm : int { Auto, LLOneShot, Staged, ZeroCopy, LLTwoShot, CopyEngine };
 
 const char* algorithmName(Algorithm algorithm);

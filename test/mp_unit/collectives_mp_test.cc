@@ -8,7 +8,7 @@
 // for floating types; results that every rank holds must be bit-identical across ranks. Then CUDA
 // graph capture and replay, 32 calls back to back at 1 MiB + 3 elements, two objects in flight on
 // two streams, send/recv groups, no growth of device memory over 10,000 calls, and the rejection of
-// bad arguments. Each algorithm that Auto does not reach at every size runs the matrix too, through an
+// bad arguments. Each algorithm that Auto reaches only in some size bands runs the matrix too, through an
 // object that forces it: zero-copy and copy engines on registered buffers, two-shot LL and staged
 // all-reduce. Zero-copy has its own tests as well: graphs, back-to-back calls mixed with the other
 // paths, a buffer freed and reallocated, and registrations refused on every rank. Inputs are uploaded in
@@ -19,6 +19,7 @@
 #include <cstring>
 #include <memory>
 #include <mscclpp/collectives.hpp>
+#include <mscclpp/env.hpp>
 #include <mscclpp/gpu_capabilities.hpp>
 #include <string>
 #include <tuple>
@@ -41,7 +42,7 @@ namespace {
 
 constexpr unsigned char kSentinel = 0xA5;
 constexpr size_t kGuardBytes = 64;
-/// Above the two-shot LL sizes: where the `mixed` object runs zero-copy (Auto does not choose it).
+/// Above the two-shot LL sizes: where the `mixed` object runs zero-copy on registered buffers.
 constexpr size_t kMixedZeroCopyBytes = 4 << 20;
 
 #define CUDA_OK(cmd) ASSERT_EQ((cmd), cudaSuccess) << #cmd
@@ -170,6 +171,13 @@ class CollectivesMpTest : public MultiProcessTest {
       MSCCLPP_REQUIRE_GPU();                            \
       GTEST_SKIP() << "another rank has no usable GPU"; \
     }                                                   \
+  } while (0)
+
+/// For tests of what Auto selects: MSCCLPP_COLL_ALGO (read by every object's Config) overrides it.
+#define COLL_REQUIRE_AUTO()                                                                              \
+  do {                                                                                                   \
+    if (mscclpp::env()->collAlgo != "auto")                                                              \
+      GTEST_SKIP() << "MSCCLPP_COLL_ALGO=" << mscclpp::env()->collAlgo << " overrides Auto's selection"; \
   } while (0)
 
 // ---- the matrix ----
@@ -491,7 +499,8 @@ std::vector<MatrixParam> matrixCases() {
             if (zeroCopyCollective(c) && (forcedSize || size == Size::Big)) {
               cases.emplace_back(c, type, op, size, inPlace, Path::ZeroCopy);
             }
-            if ((c == Collective::AllGather || c == Collective::Broadcast) && (forcedSize || size == Size::Big)) {
+            if ((c == Collective::AllGather || c == Collective::Broadcast || c == Collective::AllToAll) &&
+                (forcedSize || size == Size::Big)) {
               cases.emplace_back(c, type, op, size, inPlace, Path::CopyEngine);
             }
             if (c == Collective::AllReduce && forcedSize) {
@@ -749,22 +758,32 @@ struct Registration {
   Registration& operator=(const Registration&) = delete;
 };
 
-// Auto does not choose zero-copy: a registered all-reduce runs as an unregistered one would.
-TEST_F(CollectivesMpTest, RegisteredBuffersRunUnderAutoWithoutZeroCopy) {
+// Auto runs a registered all-reduce above the two-shot LL sizes zero-copy, and the same call on
+// unregistered buffers through scratch; both give every result.
+TEST_F(CollectivesMpTest, RegisteredBuffersRunZeroCopyUnderAuto) {
   COLL_REQUIRE_GPU();
+  COLL_REQUIRE_AUTO();
   const uint64_t count = (4 << 20) / 4 + 3, bytes = count * 4;
   DeviceBytes send(bytes), recv(bytes);
   CUDA_OK(upload(send.ptr, testInputs(DataType::Float32, rank, count, 31).data(), bytes));
-  EXPECT_EQ(coll().algorithmFor(Collective::AllReduce, bytes, true), Algorithm::Staged);
-  {
-    Registration rs(coll(), send.ptr, bytes), rr(coll(), recv.ptr, bytes);
-    coll().allReduce(send.ptr, recv.ptr, count, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream);
-    CUDA_OK(cudaStreamSynchronize(stream));
+  EXPECT_EQ(coll().algorithmFor(Collective::AllReduce, bytes, true), Algorithm::ZeroCopy);
+  EXPECT_EQ(coll().algorithmFor(Collective::AllReduce, bytes, false), Algorithm::Staged);
+  for (bool registered : {true, false}) {
+    CUDA_OK(cudaMemsetAsync(recv.ptr, 0, bytes, stream));
+    {
+      std::unique_ptr<Registration> rs, rr;
+      if (registered) {
+        rs = std::make_unique<Registration>(coll(), send.ptr, bytes);
+        rr = std::make_unique<Registration>(coll(), recv.ptr, bytes);
+      }
+      coll().allReduce(send.ptr, recv.ptr, count, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream);
+      CUDA_OK(cudaStreamSynchronize(stream));
+    }
+    std::vector<float> got(count);
+    CUDA_OK(cudaMemcpy(got.data(), recv.ptr, bytes, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got, expectedSum(nRanks, count, 31)) << (registered ? "registered" : "unregistered");
+    MPI_Barrier(MPI_COMM_WORLD);
   }
-  std::vector<float> got(count);
-  CUDA_OK(cudaMemcpy(got.data(), recv.ptr, bytes, cudaMemcpyDeviceToHost));
-  EXPECT_EQ(got, expectedSum(nRanks, count, 31));
-  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 TEST_F(CollectivesMpTest, ZeroCopyGraphReplayedAHundredTimesKeepsWorking) {
@@ -849,6 +868,7 @@ TEST_F(CollectivesMpTest, ZeroCopyAtOddCountsAndOffsetsKeepsEveryResult) {
 // output, leaves a wrong part; so does an LL call that overwrote packets a peer had not read.
 TEST_F(CollectivesMpTest, ZeroCopyBackToBackWithTheOtherPathsKeepsEveryResult) {
   COLL_REQUIRE_GPU();
+  COLL_REQUIRE_AUTO();
   constexpr int kCalls = 24;
   constexpr uint64_t kSeed = 400;
   // From kMixedZeroCopyBytes, so that `mixed` runs zero-copy on registered buffers and staged on others.

@@ -428,8 +428,7 @@ TEST_F(NcclMpTest, RegisteredBuffersRunCollectivesAndDeregisterOnce) {
 
 // Both buffers as symmetric windows (nccl-tests -R 2), from ncclMemAlloc and from cudaMalloc: the
 // window registration maps them on every rank, and all-reduce, all-gather and reduce-scatter above the
-// LL sizes still give every result (Auto does not run zero-copy on them; the collectives' own tests
-// force it).
+// LL sizes, which Auto runs zero-copy on such buffers, give every result.
 TEST_F(NcclMpTest, WindowsOnBothBuffersRunCollectives) {
   const size_t count = (1 << 20) + 5;
   const size_t bytes = count * nRanks * sizeof(float);

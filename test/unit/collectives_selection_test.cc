@@ -149,24 +149,42 @@ TEST(CollectivesSelection, SelectorIsAskedFirstAndAutoDefers) {
   EXPECT_EQ(asked, 2);
 }
 
-// Auto does not choose zero-copy or the copy engines: registered buffers select what unregistered
-// ones do, at every size; the forced configurations below still reach both.
-TEST(CollectivesSelection, AutoChoosesTheSameOnRegisteredBuffers) {
+// Below its band, a registered call selects what an unregistered one does; from the band up, Auto
+// leaves scratch: zero-copy all-reduce above the two-shot sizes, zero-copy reduce-scatter and
+// all-gather from 1 MiB parts, the copy engines for all-gather from 16 MiB parts and broadcast from
+// 8 MiB and all-to-all from 16 MiB parts. Unregistered calls never take either.
+TEST(CollectivesSelection, AutoTakesZeroCopyAndCopyEnginesOnRegisteredBuffersFromTheirBands) {
   const Config c = resolved({}, 2);
+  const size_t MiB = size_t{1} << 20;
+  struct Band {
+    Collective coll;
+    size_t from;
+    Algorithm algorithm;
+  };
+  const Band bands[] = {{Collective::AllReduce, kLLTwoShotMaxBytes + 1, Algorithm::ZeroCopy},
+                        {Collective::ReduceScatter, MiB, Algorithm::ZeroCopy},
+                        {Collective::AllGather, MiB, Algorithm::ZeroCopy},
+                        {Collective::Broadcast, 8 * MiB, Algorithm::CopyEngine},
+                        {Collective::AllToAll, 16 * MiB, Algorithm::CopyEngine}};
   for (int n : {2, 3, 4, 8}) {
     const ScratchLayout l = makeScratchLayout(n, c.maxBlocks, c.llMaxBytes, c.scratchBytes);
-    const size_t edge = c.llMaxBytes / (n - 1);
-    for (Collective coll :
-         {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather, Collective::Broadcast}) {
-      for (size_t bytes : {size_t{8}, edge, edge + 1, kLLTwoShotMaxBytes + 1, size_t{64} << 20}) {
-        const Algorithm registered = selectAlgorithm(coll, bytes, n, c, l, true);
-        EXPECT_EQ(registered, selectAlgorithm(coll, bytes, n, c, l, false))
-            << collectiveName(coll) << n << " " << bytes;
-        EXPECT_NE(registered, Algorithm::ZeroCopy) << collectiveName(coll) << n << " " << bytes;
-        EXPECT_NE(registered, Algorithm::CopyEngine) << collectiveName(coll) << n << " " << bytes;
+    for (const Band& band : bands) {
+      for (size_t bytes : {size_t{8}, c.llMaxBytes / (n - 1) + 1, band.from - 1}) {
+        EXPECT_EQ(selectAlgorithm(band.coll, bytes, n, c, l, true), selectAlgorithm(band.coll, bytes, n, c, l, false))
+            << collectiveName(band.coll) << " " << n << " " << bytes;
+      }
+      EXPECT_EQ(selectAlgorithm(band.coll, band.from, n, c, l, true), band.algorithm)
+          << collectiveName(band.coll) << " " << n;
+      for (size_t bytes : {band.from, size_t{64} * MiB}) {
+        const Algorithm unregistered = selectAlgorithm(band.coll, bytes, n, c, l, false);
+        EXPECT_NE(unregistered, Algorithm::ZeroCopy) << collectiveName(band.coll) << " " << n << " " << bytes;
+        EXPECT_NE(unregistered, Algorithm::CopyEngine) << collectiveName(band.coll) << " " << n << " " << bytes;
       }
     }
-    EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 64 << 20, n, c, l, true), Algorithm::Staged) << n;
+    EXPECT_EQ(selectAlgorithm(Collective::AllGather, 16 * MiB - 1, n, c, l, true), Algorithm::ZeroCopy) << n;
+    EXPECT_EQ(selectAlgorithm(Collective::AllGather, 16 * MiB, n, c, l, true), Algorithm::CopyEngine) << n;
+    EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 64 * MiB, n, c, l, true), Algorithm::ZeroCopy) << n;
+    EXPECT_EQ(selectAlgorithm(Collective::Gather, 64 * MiB, n, c, l, true), Algorithm::Staged) << n;
   }
 }
 
@@ -239,14 +257,16 @@ TEST(CollectivesTiling, TwoShotChunksCoverTheMessageAndEveryBlockHasPackets) {
   }
 }
 
-TEST(CollectivesSelection, ForcedCopyEnginesNeedRegisteredGathersOrBroadcasts) {
+TEST(CollectivesSelection, ForcedCopyEnginesNeedRegisteredGathersBroadcastsOrAllToAlls) {
   const Config forced = resolved({{"MSCCLPP_COLL_ALGO", "ce"}});
   EXPECT_EQ(forced.forceAlgorithm, Algorithm::CopyEngine);
   const ScratchLayout l = makeScratchLayout(2, forced.maxBlocks, forced.llMaxBytes, forced.scratchBytes);
   EXPECT_EQ(selectAlgorithm(Collective::AllGather, 8, 2, forced, l, true), Algorithm::CopyEngine);
   EXPECT_EQ(selectAlgorithm(Collective::AllGather, 8, 2, forced, l, false), Algorithm::Staged);
-  for (Collective coll : {Collective::AllReduce, Collective::ReduceScatter, Collective::Reduce, Collective::AllToAll,
-                          Collective::AllToAllv, Collective::Gather, Collective::Scatter, Collective::SendRecv}) {
+  EXPECT_EQ(selectAlgorithm(Collective::AllToAll, 8, 2, forced, l, true), Algorithm::CopyEngine);
+  EXPECT_EQ(selectAlgorithm(Collective::AllToAll, 8, 2, forced, l, false), Algorithm::Staged);
+  for (Collective coll : {Collective::AllReduce, Collective::ReduceScatter, Collective::Reduce, Collective::AllToAllv,
+                          Collective::Gather, Collective::Scatter, Collective::SendRecv}) {
     EXPECT_FALSE(hasCopyEngine(coll));
     EXPECT_EQ(selectAlgorithm(coll, 1 << 20, 2, forced, l, true), Algorithm::Staged) << collectiveName(coll);
   }

@@ -314,8 +314,19 @@ void Collectives::allToAll(const void* send, void* recv, size_t count, DataType 
   if (count == 0) return;
   const char* in = static_cast<const char*>(send);
   char* out = static_cast<char*>(recv);
-  if (m.choose(Collective::AllToAll, bytes) == Algorithm::LLOneShot) {
+  // The copy engines write each part straight into the peer's output, so only out of place (see
+  // copy_engine.cu); send must be registered too, so that every rank, holding both buffers at the same
+  // offsets of the same registrations, makes the same choice.
+  PeerBuffers outs, ins;
+  const bool registered =
+      send != recv && m.registered(send, bytes * m.nRanks, ins) && m.registered(recv, bytes * m.nRanks, outs);
+  const Algorithm algorithm = m.choose(Collective::AllToAll, bytes, registered);
+  if (algorithm == Algorithm::LLOneShot) {
     launchLLAllToAll(m.dev, send, recv, bytes, stream);
+    return;
+  }
+  if (algorithm == Algorithm::CopyEngine) {
+    launchCopyEngineAllToAll(m.dev, send, outs, bytes, stream);
     return;
   }
   m.copyLocal(out + m.rank * bytes, in + m.rank * bytes, bytes, stream);

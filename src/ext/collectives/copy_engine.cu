@@ -1,7 +1,7 @@
 // Copyright (c) 2026 The libmscclpp authors
 // SPDX-License-Identifier: MIT
 
-// Copy-engine collectives on registered receive buffers: all-gather and broadcast move
+// Copy-engine collectives on registered receive buffers: all-gather, broadcast and all-to-all move
 // their data with cudaMemcpyAsync on the caller's stream, from this rank's buffer straight into the
 // peers' registered buffers through the mappings registration made, so the copy engines carry every
 // byte and no SM does. Two one-block barrier kernels frame the copies.
@@ -16,8 +16,9 @@
 // - The barrier counts of block 0 advance by two on both sides of every pair, as every other kernel
 //   keeps them consistent; nothing here uses scratch slots or LL epochs.
 // - In place: an all-gather's rank r writes slot r of every output, which only rank r's input (its own
-//   slot) is read from; a broadcast's root skips its own output. (All-to-all has no such path: in
-//   place, a rank would overwrite the part of a peer's buffer that the peer is still sending.)
+//   slot) is read from; a broadcast's root skips its own output. All-to-all runs out of place only
+//   (collectives.cc checks): in place, a rank would overwrite the part of a peer's buffer that the
+//   peer is still sending.
 // - Everything is stream-ordered device work with its counts in device memory, so a captured graph
 //   replays it correctly any number of times.
 
@@ -65,6 +66,17 @@ void launchCopyEngineBroadcast(const DeviceState& s, const void* send, const Pee
   launchBarrier(s, stream);
   if (s.rank == root) {
     for (int t = 0; t < s.nRanks; ++t) copy(out.ptr[(s.rank + t) % s.nRanks], send, bytes, stream);
+  }
+  launchBarrier(s, stream);
+}
+
+void launchCopyEngineAllToAll(const DeviceState& s, const void* send, const PeerBuffers& out, uint64_t segBytes,
+                              cudaStream_t stream) {
+  launchBarrier(s, stream);
+  const char* in = static_cast<const char*>(send);
+  for (int t = 0; t < s.nRanks; ++t) {
+    const int p = (s.rank + t) % s.nRanks;
+    copy(out.ptr[p] + s.rank * segBytes, in + p * segBytes, segBytes, stream);
   }
   launchBarrier(s, stream);
 }

@@ -81,6 +81,9 @@ void launchCopyEngineAllGather(const DeviceState& s, const void* send, const Pee
                                cudaStream_t stream);
 void launchCopyEngineBroadcast(const DeviceState& s, const void* send, const PeerBuffers& out, uint64_t bytes, int root,
                                cudaStream_t stream);
+/// Out of place only: part p of `send` (segBytes) into slot rank of peer p's registered output.
+void launchCopyEngineAllToAll(const DeviceState& s, const void* send, const PeerBuffers& out, uint64_t segBytes,
+                              cudaStream_t stream);
 
 /// One transfer between this rank and `peer`: up to sendBytes from `send` to the peer and up to
 /// recvBytes from the peer into `recv`. The i-th entry with a peer pairs with the peer's i-th entry

@@ -79,11 +79,11 @@ bool hasCopyEngine(Collective collective) {
   switch (collective) {
     case Collective::AllGather:
     case Collective::Broadcast:
+    case Collective::AllToAll:
       return true;
     case Collective::AllReduce:
     case Collective::ReduceScatter:
     case Collective::Reduce:
-    case Collective::AllToAll:
     case Collective::AllToAllv:
     case Collective::Gather:
     case Collective::Scatter:
@@ -92,6 +92,46 @@ bool hasCopyEngine(Collective collective) {
   }
   return false;
 }
+
+namespace {
+
+/// Where Auto leaves scratch for registered buffers: from `fromBytes` (the segment, as selectAlgorithm
+/// takes it: the whole message of an all-reduce or broadcast, one rank's part of an all-gather or
+/// reduce-scatter) up, `algorithm`. The first matching row wins. Measured with mscclpp-coll-bench, one
+/// H200, 2 and 4 ranks under MPS, CUDA graphs, every algorithm forced in turn (docs/performance.md,
+/// 2026-12-04): below these sizes the LL and staged paths, which need no second barrier, were faster.
+struct RegisteredBand {
+  Collective collective;
+  size_t fromBytes;
+  Algorithm algorithm;
+};
+
+constexpr RegisteredBand kRegisteredBands[] = {
+    // Above the two-shot LL sizes: one pass over the peers' inputs, no scratch (4 MiB: 9.8 us against
+    // 11.5 staged at 2 ranks, 15.2 against 24.3 at 4).
+    {Collective::AllReduce, kLLTwoShotMaxBytes + 1, Algorithm::ZeroCopy},
+    // 2 and 4 MiB parts: 9.6 and 14.8 us against 12.2 and 27.6 through scratch.
+    {Collective::ReduceScatter, size_t{1} << 20, Algorithm::ZeroCopy},
+    // The copy engines from 16 MiB parts (64 MiB gathers: 38.6 us against 39.2 by SM at 2 ranks, 107.9
+    // against 111.2 at 4); below, SM copies into the peers' outputs (1 MiB parts at 4 ranks: 11.3 us
+    // against 14.5 staged).
+    {Collective::AllGather, size_t{16} << 20, Algorithm::CopyEngine},
+    {Collective::AllGather, size_t{1} << 20, Algorithm::ZeroCopy},
+    // 8 MiB: 8.5 us against 8.6 at 2 ranks, 20.1 against 38.9 at 4; 1 MiB: slower than staged.
+    {Collective::Broadcast, size_t{8} << 20, Algorithm::CopyEngine},
+    // 16 MiB parts (64 MiB at 4 ranks): SM copies through pairwise scratch reached 1.69x the copy floor.
+    {Collective::AllToAll, size_t{16} << 20, Algorithm::CopyEngine},
+};
+
+/// Auto's choice for registered buffers, or Auto where no band covers the call.
+Algorithm registeredBand(Collective collective, size_t segBytes) {
+  for (const RegisteredBand& band : kRegisteredBands) {
+    if (band.collective == collective && segBytes >= band.fromBytes) return band.algorithm;
+  }
+  return Algorithm::Auto;
+}
+
+}  // namespace
 
 Algorithm selectAlgorithm(Collective collective, size_t segBytes, int nRanks, const Config& config,
                           const ScratchLayout& layout, bool registered) {
@@ -105,6 +145,7 @@ Algorithm selectAlgorithm(Collective collective, size_t segBytes, int nRanks, co
   Algorithm wanted = Algorithm::Auto;
   if (config.selector) wanted = config.selector(collective, segBytes, nRanks);
   if (wanted == Algorithm::Auto) wanted = config.forceAlgorithm;
+  if (wanted == Algorithm::Auto && registered) wanted = registeredBand(collective, segBytes);
   if (wanted == Algorithm::Auto) {
     // One-shot sends the whole segment to every peer as packets of twice its size, so its traffic
     // grows with the peer count: it wins while that traffic costs less than two barrier hops.
@@ -115,8 +156,6 @@ Algorithm selectAlgorithm(Collective collective, size_t segBytes, int nRanks, co
       // Two-shot sends each byte twice as packets, whatever the rank count, and needs no barrier.
       wanted = Algorithm::LLTwoShot;
     } else {
-      // Auto does not choose ZeroCopy or CopyEngine until they pass the GPU matrix on registered
-      // buffers; they run only where forced (Config::forceAlgorithm, a selector, MSCCLPP_COLL_ALGO).
       wanted = Algorithm::Staged;
     }
   }

@@ -38,8 +38,8 @@ bool hasCopyEngine(Collective collective);
 
 /// The algorithm for a call of `collective` whose per-pair segment is `segmentBytes`, among `nRanks`
 /// ranks, under a resolved `config` and a scratch of `layout`; `registered` says whether the call's
-/// buffers lie in registrations that allow ZeroCopy or CopyEngine (which run only where forced: Auto
-/// does not choose them). A forced LL falls back to Staged where the
+/// buffers lie in registrations that allow ZeroCopy or CopyEngine (Auto takes them on registered
+/// buffers from the sizes of its table in selection.cc). A forced LL falls back to Staged where the
 /// collective has no LL variant or the segment does not fit the LL slots; a forced ZeroCopy does where
 /// the collective has no zero-copy variant or the buffers are not registered, and a forced LLTwoShot
 /// where the collective is not all-reduce or the message does not fit the LL slots; so does a forced
