@@ -27,14 +27,17 @@ namespace collectives {
 constexpr int kMaxRanks = 64;
 /// Threads per block of every collective kernel.
 constexpr int kBlockThreads = 512;
-/// LL one-shot aims at this many packets per block before it adds blocks (two per thread).
-constexpr uint64_t kLLPacketsPerBlock = 2 * kBlockThreads;
+/// LL one-shot aims at this many packets per block before it adds blocks: a packet per peer for half
+/// of a block's threads, so that a 16 KiB segment already spreads over 8 blocks (at 2 packets per
+/// thread it took 2, and a thread's packets to its peers waited on one another).
+constexpr uint64_t kLLPacketsPerBlock = kBlockThreads / 2;
 /// Staged paths aim at this many bytes per block before they add blocks.
 constexpr uint64_t kStagedBytesPerBlock = 32 << 10;
 /// Largest all-reduce the LL two-shot path takes under Auto; the LL slots are sized to hold it.
 constexpr uint64_t kLLTwoShotMaxBytes = 2 << 20;
-/// Zero-copy paths aim at this many bytes of a rank's part per block before they add blocks.
-constexpr uint64_t kZeroCopyBytesPerBlock = 64 << 10;
+/// Zero-copy paths aim at this many bytes of a rank's part per block before they add blocks: at 64 KiB a
+/// 1 MiB all-gather part at 4 ranks ran on 4 blocks, each writing 4 peers one after another.
+constexpr uint64_t kZeroCopyBytesPerBlock = 16 << 10;
 
 struct ScratchLayout {
   int nRanks = 0;
