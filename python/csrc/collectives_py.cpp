@@ -291,6 +291,27 @@ void bindPointToPoint(py::class_<Collectives>& cls) {
   cls.def("group_end", &Collectives::groupEnd, Release());
 }
 
+void bindRegistration(py::class_<Collectives>& cls) {
+  // Collective, like the C++ calls: every rank registers its tensor of the same size, in the same order.
+  cls.def(
+      "register_buffer",
+      [](Collectives& self, py::handle tensor) {
+        TensorArg t = tensorArg(tensor, streamArg(py::none(), tensor), "register_buffer");
+        const size_t bytes = t.count * collectives::dataTypeSize(t.type);
+        py::gil_scoped_release release;
+        self.registerBuffer(t.data, bytes);
+      },
+      py::arg("tensor"));
+  cls.def(
+      "deregister_buffer",
+      [](Collectives& self, py::handle tensor) {
+        TensorArg t = tensorArg(tensor, streamArg(py::none(), tensor), "deregister_buffer");
+        py::gil_scoped_release release;
+        self.deregisterBuffer(t.data);
+      },
+      py::arg("tensor"));
+}
+
 }  // namespace
 
 void registerCollectives(py::module_& m) {
@@ -307,6 +328,7 @@ void registerCollectives(py::module_& m) {
            py::arg("registered") = false);
   bindCollectiveCalls(cls);
   bindPointToPoint(cls);
+  bindRegistration(cls);
 }
 
 }  // namespace mscclpp::python

@@ -3,8 +3,8 @@
 """mscclpp.Collectives on torch tensors and cupy arrays, every rank of the run in one group: each collective
 for fp32, bf16 (torch only: cupy has no bfloat16), fp16 and int32 at an odd small count and a count large
 enough for the staged path, on the current, a framework's and a raw stream, captured into a CUDA graph and
-replayed; and what a tensor argument may not be. Skips, with the reason, without a GPU or the framework
-(the reduction operators' host scalars are checked without one)."""
+replayed; registered tensors (zero-copy); and what a tensor argument may not be. Skips, with the reason,
+without a GPU or the framework (the reduction operators' host scalars are checked without one)."""
 
 import threading
 import time
@@ -261,6 +261,37 @@ def test_graph_capture_and_replay(coll, fw, world, dtype):
         replay()
         check(fw, reduced_out, sum(inputs), dtype)
         check(fw, gathered, np.concatenate(inputs), dtype)
+
+
+def test_registered_tensors_run_zero_copy(coll, fw, world):
+    """Registered send and recv tensors above the two-shot sizes: Auto runs the all-reduce zero-copy, the
+    all-gather into a registered output with 1 MiB parts too; both results checked, then deregistered."""
+    n, count = world.size, (4 << 20) // 4 + 3
+    Collective, Algorithm = mscclpp.collectives.Collective, mscclpp.collectives.Algorithm
+    assert coll.algorithm_for(Collective.AllReduce, count * 4, True) == Algorithm.ZeroCopy
+    assert coll.algorithm_for(Collective.AllGather, count * 4, True) == Algorithm.ZeroCopy
+    send = fw.tensor(values(world.rank, count), "float32")
+    recv = fw.empty(count, "float32")
+    gathered = fw.empty(count * n, "float32")
+    fw.synchronize()
+    for tensor in (send, recv, gathered):
+        coll.register_buffer(tensor)
+    try:
+        coll.all_reduce(send, recv)
+        check(fw, recv, sum(values(r, count) for r in range(n)), "float32")
+        coll.all_gather(send, gathered)
+        check(fw, gathered, np.concatenate([values(r, count) for r in range(n)]), "float32")
+    finally:
+        for tensor in (send, recv, gathered):
+            coll.deregister_buffer(tensor)
+
+
+def test_registration_of_host_memory_or_an_unregistered_tensor_is_refused(coll, fw, world):
+    host = np.zeros(16, dtype=np.float32)
+    with pytest.raises(mscclpp.Error, match="not in CUDA memory"):
+        coll.register_buffer(host)
+    with pytest.raises(mscclpp.Error):
+        coll.deregister_buffer(fw.empty(16, "float32"))
 
 
 def test_construction_releases_the_gil(group, world, gpu_session):
