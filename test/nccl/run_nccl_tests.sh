@@ -23,7 +23,8 @@
 # NVCC_GENCODE (nccl-tests' variable) defaults to the first GPU's architecture, sm_90 without a GPU.
 # Without a GPU the script builds and checks the build, and runs nothing.
 # RUN_NCCL_TESTS_RANKS (default "2 3 4") and RUN_NCCL_TESTS_MODES (default every mode: "default graph
-# alltypes register symmetric unaligned") run a part of the matrix, to split it over several sessions;
+# alltypes register symmetric unaligned") and RUN_NCCL_TESTS_BINARIES (default every binary; names
+# as in "all_reduce reduce_scatter") run a part of the matrix, to split it over several sessions;
 # a second call with the same <out dir> reuses the nccl-tests build (make is incremental).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -132,8 +133,10 @@ wanted_modes=" ${RUN_NCCL_TESTS_MODES:-default graph alltypes register symmetric
 passed=0
 failed=0
 skipped=0
+wanted_binaries=" ${RUN_NCCL_TESTS_BINARIES:-} "
 for bin in "${binaries[@]}"; do
   name=$(basename "$bin")
+  [ -z "${RUN_NCCL_TESTS_BINARIES:-}" ] || [[ $wanted_binaries == *" ${name%_perf} "* ]] || continue
   for np in "${rank_counts[@]}"; do
     for mode in "${modes[@]}"; do
       label=${mode%%|*}
