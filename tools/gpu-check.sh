@@ -5,8 +5,13 @@
 # Validation on a GPU machine: builds, runs every test (GPU tests included; the multi-process suites
 # with 2 and 4 ranks on the GPUs present, under a private MPS daemon when ranks share a GPU), and
 # writes logs and the summary line under <out dir>.
-#   gpu-check.sh <out dir> [build|test|conformance|bench|consumers|nccl-tests|coll-bench|sanitize|sanitize-mp]...
+#   gpu-check.sh <out dir> [build|test|conformance|bench|consumers|nccl-tests|coll-bench|compare|executor-compare|
+#                           sanitize|sanitize-mp]...
 #   (default: build test)
+# compare and executor-compare measure against MSCCL++ a02ba3b1 built from the reference copy in
+# $REFERENCE_DIR (default .reference, what /work/shared/reference holds, plus exec/ for the executor; see
+# test/bench/compare_medians.sh and executor_compare.sh): the collectives as medians of 3 compare.sh
+# runs, the executor on MSCCL++'s own plans.
 # nccl-tests builds NVIDIA's nccl-tests from the source copy in $NCCL_TESTS_SRC (default .nccl-tests, which
 # test/nccl/run_nccl_tests.sh says how to make) against an install of the build, and runs them.
 # The transport conformance suite runs within `test` (ctest's mp_unit_tests_np2/np4); `conformance`
@@ -146,6 +151,20 @@ for step in "${steps[@]}"; do
     coll_bench coll-bench-np2-graph 2 -C all -b 8 -e 64M -f 2 -n 20 -w 5 -c 1 -G 10
     coll_bench coll-bench-np4-graph 4 -C allreduce -b 8 -e 64M -f 2 -n 20 -w 5 -c 1 -G 10
     "$root/tools/mps.sh" stop "$mps"
+    ;;
+  compare)
+    start=$(date +%s)
+    "$root/test/bench/compare_medians.sh" "${REFERENCE_DIR:-$root/.reference}" "$build/test/bench/mscclpp-coll-bench" \
+      "$out/compare" 3 >"$out/compare.txt" 2>&1
+    echo "compare exit: $? ($(($(date +%s) - start)) s)"
+    grep -E "^run |worst ratio|FAILED" "$out/compare.txt"
+    ;;
+  executor-compare)
+    start=$(date +%s)
+    "$root/test/bench/executor_compare.sh" "${REFERENCE_DIR:-$root/.reference}" "$build" "$out/executor-compare" \
+      headline >"$out/executor-compare.txt" 2>&1
+    echo "executor-compare exit: $? ($(($(date +%s) - start)) s)"
+    tail -n 8 "$out/executor-compare.txt"
     ;;
   *)
     echo "unknown step $step" >&2

@@ -21,8 +21,14 @@ start)
   fi
   mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
   if [ -e "$CUDA_MPS_PIPE_DIRECTORY/control" ]; then
-    echo "mps.sh: a daemon already serves $dir"
-    exit 0
+    # A control pipe outlives a daemon that was stopped or killed; clients that find no daemon behind
+    # it run without MPS (time-sliced, milliseconds per wait), so only a daemon that answers counts.
+    if echo get_server_list | timeout 5 nvidia-cuda-mps-control >/dev/null 2>&1; then
+      echo "mps.sh: a daemon already serves $dir"
+      exit 0
+    fi
+    rm -rf "$CUDA_MPS_PIPE_DIRECTORY"
+    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY"
   fi
   nvidia-cuda-mps-control -d || { echo "mps.sh: could not start the MPS daemon" >&2; exit 1; }
   echo "mps.sh: MPS daemon started under $dir"
@@ -30,6 +36,12 @@ start)
 stop)
   if [ -e "$CUDA_MPS_PIPE_DIRECTORY/control" ]; then
     echo quit | nvidia-cuda-mps-control
+    # quit returns before the daemon has exited: wait for it (up to 10 s), so that a daemon started
+    # right after does not find this one's pipes and take them for a live daemon.
+    for _ in $(seq 20); do
+      echo get_server_list | timeout 1 nvidia-cuda-mps-control >/dev/null 2>&1 || break
+      sleep 0.5
+    done
     echo "mps.sh: MPS daemon under $dir stopped"
   fi
   ;;
