@@ -79,6 +79,9 @@ void Host2HostSemaphore::wait(int64_t maxSpinCount) {
     if (!sleeping && ++spins % kChecksPerClockRead != 0) continue;
     const auto now = Clock::now();
     if (connection.failed()) {
+      // The receiver stores every update that arrived before it latches the end of the connection,
+      // and `value` may predate both: a signal the peer sent before it closed still counts.
+      if ((value = loadAcquire(token)) >= expected) break;
       std::string why;
       try {
         connection.throwIfLatched();
