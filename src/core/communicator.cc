@@ -95,25 +95,32 @@ struct Communicator::Impl {
 
   /// A future that, on its first get(), waits for the previous receive on (peer, tag), receives one
   /// message and turns it into a T.
+  ///
+  /// Two stages, so that the communicator keeps nothing the caller received: the chain that orders
+  /// receives on (peer, tag) holds only the received bytes of the latest one (each stage drops its
+  /// predecessor once it has waited for it), and the T (a mapped RegisteredMemory, a Connection, a
+  /// Semaphore) lives only in the caller's future. Holding the T there would keep a peer's memory
+  /// mapped until the next receive on that pair, or until the communicator goes away.
   template <typename T, typename Fn>
   std::shared_future<T> receiveThen(int peer, int tag, Fn fn) {
     MSCCLPP_CHECK_USAGE(peer >= 0 && peer < bootstrap->getNranks(), "Communicator: rank ", peer,
                         " is out of range [0, ", bootstrap->getNranks(), ")");
     std::lock_guard<std::mutex> lock(exchange->mutex);
     std::shared_future<void> previous = exchange->lastReceive[{peer, tag}];
-    // The future is kept in `exchange` (as the next receive's predecessor), so it holds the exchange
+    // The futures are kept in `exchange` (as the next receive's predecessor), so they hold the exchange
     // weakly: a strong reference would be a cycle that keeps every connection alive.
     std::weak_ptr<Exchange> weakExchange = exchange;
-    std::shared_future<T> result =
-        std::async(std::launch::deferred, [weakExchange, previous, peer, tag, fn = std::move(fn)]() -> T {
+    std::shared_future<std::vector<char>> bytes =
+        std::async(std::launch::deferred, [weakExchange, previous, peer, tag]() mutable -> std::vector<char> {
           if (previous.valid()) previous.wait();
+          previous = {};
           std::shared_ptr<Exchange> alive = weakExchange.lock();
           MSCCLPP_CHECK_USAGE(alive, "Communicator: a receive from rank ", peer, " (tag ", tag,
                               ") was waited on after its communicator was destroyed");
-          return fn(alive->receive(peer, tag));
+          return alive->receive(peer, tag);
         }).share();
-    exchange->lastReceive[{peer, tag}] = std::async(std::launch::deferred, [result] { result.wait(); }).share();
-    return result;
+    exchange->lastReceive[{peer, tag}] = std::async(std::launch::deferred, [bytes] { bytes.wait(); }).share();
+    return std::async(std::launch::deferred, [bytes, fn = std::move(fn)]() -> T { return fn(bytes.get()); }).share();
   }
 };
 

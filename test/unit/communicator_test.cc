@@ -173,6 +173,27 @@ TEST(CommunicatorTest, WaitTimesOutAndCanBeRetried) {
   });
 }
 
+// The communicator keeps nothing it handed out: a connection (and the semaphore over it) that the
+// caller drops closes then, not when the communicator goes away, so the peer learns at once.
+TEST(CommunicatorTest, ADroppedConnectionClosesWhileItsCommunicatorLives) {
+  ThreadBootstrap::run(2, [](std::shared_ptr<ThreadBootstrap> bootstrap) {
+    const int rank = bootstrap->getRank(), peer = 1 - rank;
+    Communicator comm(bootstrap);
+    std::optional<Connection> connection = comm.connect(kHostEthernet, peer).get();
+    std::optional<Host2HostSemaphore> semaphore;
+    semaphore.emplace(comm, *connection);
+    bootstrap->barrier();
+    if (rank == 1) {
+      semaphore.reset();
+      connection.reset();
+    } else {
+      // 20,000,000 checks: 10 s, far longer than a closed socket takes to show.
+      expectErrorCode([&] { semaphore->wait(20'000'000); }, ErrorCode::Aborted, "closed the connection");
+    }
+    bootstrap->barrier();
+  });
+}
+
 TEST(CommunicatorTest, ConnectionToSelfDeliversLocally) {
   ThreadBootstrap::run(1, [](std::shared_ptr<ThreadBootstrap> bootstrap) {
     Communicator comm(bootstrap);
