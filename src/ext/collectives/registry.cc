@@ -91,10 +91,10 @@ void BufferRegistry::add(void* ptr, size_t bytes) {
   e.bytes = bytes;
   e.serial = nextSerial_++;
   e.allocation = identityOf(ptr);
-  // Straight through the bootstrap, not Communicator::recvMemory: the communicator keeps the last
-  // object received on each (peer, tag) until the next receive there, which would keep the peer's
-  // buffer mapped after deregistration, and a new allocation the peer makes at the same place could
-  // then not be mapped again (runtime IPC maps an allocation once per process).
+  // Serialized through the bootstrap and deserialized here, so that each peer's mapping is owned by
+  // this entry alone and ends with it: a mapping that outlived deregistration would keep a new
+  // allocation the peer makes at the same place from being mapped again (runtime IPC maps an
+  // allocation once per process).
   const std::vector<char> serialized = e.local.serialize();
   for (int p = 0; p < nRanks_; ++p) {
     if (p != rank_) comm_->bootstrap()->send(serialized, p, tag_);
