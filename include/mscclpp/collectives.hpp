@@ -149,6 +149,11 @@ struct Config {
   /// When set, asked first for every call with the collective, the per-pair segment bytes and the
   /// rank count; returning Auto leaves the choice to the table. Must answer the same on every rank.
   std::function<Algorithm(Collective, size_t, int)> selector;
+  /// A tuning table written by `mscclpp-coll-bench -T <file>` (docs/collectives.md, Tuning), read by
+  /// rank 0 at construction and sent to every rank; asked after `selector` and `forceAlgorithm`, before
+  /// Auto's own table (MSCCLPP_COLL_TUNING_FILE). Construction throws Error(InvalidUsage) on every rank
+  /// when rank 0 cannot read it or a line is not a rule.
+  std::string tuningFile;
 };
 
 /// One rank's view of a group of ranks that run collectives together.

@@ -93,6 +93,8 @@ class Env {
   /// that has it runs with.
   /// Default "auto".
   const std::string collAlgo;
+  /// MSCCLPP_COLL_TUNING_FILE: a tuning table for the collectives (Config::tuningFile). Default "" (none).
+  const std::string collTuningFile;
 
  private:
   explicit Env(const Lookup& lookup);

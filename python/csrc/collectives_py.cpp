@@ -175,7 +175,8 @@ void bindTypes(py::module_& m) {
       .def_readwrite("max_blocks", &Config::maxBlocks)
       .def_readwrite("ll_max_bytes", &Config::llMaxBytes)
       .def_readwrite("force_algorithm", &Config::forceAlgorithm)
-      .def_readwrite("selector", &Config::selector);
+      .def_readwrite("selector", &Config::selector)
+      .def_readwrite("tuning_file", &Config::tuningFile);
 }
 
 void bindCollectiveCalls(py::class_<Collectives>& cls) {

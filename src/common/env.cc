@@ -122,7 +122,8 @@ Env::Env(const Lookup& lookup)
       collMaxBlocks(readIntIn(lookup, "MSCCLPP_COLL_MAX_BLOCKS", 1, 1024, 0, problems_)),
       collLLMaxBytes(readSize(lookup, "MSCCLPP_COLL_LL_MAX_BYTES", 512ull << 10, problems_)),
       collAlgo(readChoice(lookup, "MSCCLPP_COLL_ALGO", {"auto", "ll", "ll2", "staged", "zerocopy", "ce"}, "auto",
-                          problems_)) {
+                          problems_)),
+      collTuningFile(readString(lookup, "MSCCLPP_COLL_TUNING_FILE", "")) {
   for (const char* name : {"MSCCLPP_DEBUG", "MSCCLPP_DEBUG_SUBSYS", "MSCCLPP_DEBUG_FILE", "MSCCLPP_LOG_LEVEL",
                            "MSCCLPP_LOG_SUBSYS", "MSCCLPP_LOG_FILE"}) {
     if (lookup(name)) present_.insert(name);

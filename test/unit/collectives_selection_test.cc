@@ -18,6 +18,7 @@
 #include "ext/collectives/layout.hpp"
 #include "ext/collectives/selection.hpp"
 #include "ext/collectives/tiling.hpp"
+#include "ext/collectives/tuning.hpp"
 
 using namespace mscclpp::collectives;
 using mscclpp::collectives::DataType;
@@ -270,6 +271,109 @@ TEST(CollectivesSelection, ForcedCopyEnginesNeedRegisteredGathersBroadcastsOrAll
     EXPECT_FALSE(hasCopyEngine(coll));
     EXPECT_EQ(selectAlgorithm(coll, 1 << 20, 2, forced, l, true), Algorithm::Staged) << collectiveName(coll);
   }
+}
+
+// ---- tuning tables (tuning.hpp) ----
+
+TEST(CollectivesTuning, ARuleCoversItsBandForItsRanksAndRegistration) {
+  const TuningTable t = parseTuningTable(
+      "# written by mscclpp-coll-bench -T\n"
+      "allreduce 4 0 any ll\n"
+      "allreduce 4 65536 any ll2   # from 64 KiB\n"
+      "allreduce 4 4194304 registered zerocopy\n"
+      "allreduce * 1048576 any staged\n"
+      "\n"
+      "allgather 2 0 unregistered staged\n",
+      "test");
+  ASSERT_EQ(t.rules.size(), 5u);
+  EXPECT_EQ(t.find(Collective::AllReduce, 8, 4, false), Algorithm::LLOneShot);
+  EXPECT_EQ(t.find(Collective::AllReduce, 65535, 4, true), Algorithm::LLOneShot);
+  EXPECT_EQ(t.find(Collective::AllReduce, 65536, 4, true), Algorithm::LLTwoShot);
+  // The largest `from` not above the segment wins, whichever line it is on.
+  EXPECT_EQ(t.find(Collective::AllReduce, 2 << 20, 4, true), Algorithm::Staged);
+  EXPECT_EQ(t.find(Collective::AllReduce, 4 << 20, 4, true), Algorithm::ZeroCopy);
+  EXPECT_EQ(t.find(Collective::AllReduce, 4 << 20, 4, false), Algorithm::Staged);
+  // Other rank counts: only the `*` rule.
+  EXPECT_EQ(t.find(Collective::AllReduce, 8, 2, false), Algorithm::Auto);
+  EXPECT_EQ(t.find(Collective::AllReduce, 1 << 20, 8, false), Algorithm::Staged);
+  EXPECT_EQ(t.find(Collective::AllGather, 8, 2, false), Algorithm::Staged);
+  EXPECT_EQ(t.find(Collective::AllGather, 8, 2, true), Algorithm::Auto);
+  EXPECT_EQ(t.find(Collective::Broadcast, 8, 2, false), Algorithm::Auto);
+}
+
+TEST(CollectivesTuning, OfEqualBandsTheLaterLineWins) {
+  const TuningTable t = parseTuningTable("allreduce 2 0 any ll\nallreduce 2 0 any staged\n", "test");
+  EXPECT_EQ(t.find(Collective::AllReduce, 8, 2, false), Algorithm::Staged);
+}
+
+TEST(CollectivesTuning, FormattedTablesParseBackToTheSameRules) {
+  const TuningTable t = parseTuningTable(
+      "alltoall * 16777216 registered ce\nreducescatter 3 1048576 unregistered staged\nbroadcast 2 0 any ll\n", "test");
+  const std::string text = formatTuningTable(t);
+  EXPECT_EQ(text,
+            "alltoall * 16777216 registered ce\nreducescatter 3 1048576 unregistered staged\nbroadcast 2 0 any ll\n");
+  EXPECT_EQ(formatTuningTable(parseTuningTable(text, "again")), text);
+}
+
+TEST(CollectivesTuning, ALineThatIsNotARuleIsRefusedWithItsLineNumber) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"allreduce 2 0 any", "5 fields"},
+      {"allreduce 2 0 any ll extra", "5 fields"},
+      {"allsum 2 0 any ll", "unknown collective 'allsum'"},
+      {"allreduce 1 0 any ll", "rank count '1'"},
+      {"allreduce two 0 any ll", "rank count 'two'"},
+      {"allreduce 2 64K any ll", "from bytes '64K'"},
+      {"allreduce 2 -1 any ll", "from bytes '-1'"},
+      {"allreduce 2 99999999999999999999 any ll", "from bytes"},
+      {"allreduce 2 0 maybe ll", "registration 'maybe'"},
+      {"allreduce 2 0 any fast", "algorithm 'fast'"},
+      {"allreduce 2 0 any auto", "algorithm 'auto'"},
+  };
+  for (const auto& [line, fragment] : bad) {
+    try {
+      parseTuningTable(std::string("# first\nallreduce 2 0 any ll\n") + line + "\n", "t.txt");
+      ADD_FAILURE() << "accepted: " << line;
+    } catch (const mscclpp::Error& e) {
+      EXPECT_EQ(e.getErrorCode(), mscclpp::ErrorCode::InvalidUsage) << line;
+      const std::string what = e.what();
+      EXPECT_NE(what.find("t.txt:3: "), std::string::npos) << what;
+      EXPECT_NE(what.find(fragment), std::string::npos) << what;
+    }
+  }
+}
+
+TEST(CollectivesTuning, SelectionAsksTheTableAfterSelectorAndForcedAndBeforeItsOwn) {
+  const TuningTable t = parseTuningTable("allreduce * 0 any staged\nallgather * 0 registered zerocopy\n", "test");
+  Config c = resolved();
+  const ScratchLayout l = makeScratchLayout(2, c.maxBlocks, c.llMaxBytes, c.scratchBytes);
+  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 8, 2, c, l, false), Algorithm::LLOneShot) << "no table";
+  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 8, 2, c, l, false, &t), Algorithm::Staged);
+  EXPECT_EQ(selectAlgorithm(Collective::AllGather, 8, 2, c, l, true, &t), Algorithm::ZeroCopy);
+  EXPECT_EQ(selectAlgorithm(Collective::Broadcast, 64 << 20, 2, c, l, true, &t), Algorithm::CopyEngine)
+      << "uncovered calls keep Auto's own table";
+  c.forceAlgorithm = Algorithm::LLOneShot;
+  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 8, 2, c, l, false, &t), Algorithm::LLOneShot);
+  c.forceAlgorithm = Algorithm::Auto;
+  c.selector = [](Collective, size_t, int) { return Algorithm::LLTwoShot; };
+  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 8, 2, c, l, false, &t), Algorithm::LLTwoShot);
+}
+
+TEST(CollectivesTuning, ATunedAlgorithmFallsBackAsAForcedOneDoes) {
+  const TuningTable t = parseTuningTable("allgather * 0 any zerocopy\nbroadcast * 0 any ll\n", "test");
+  const Config c = resolved();
+  const ScratchLayout l = makeScratchLayout(2, c.maxBlocks, c.llMaxBytes, c.scratchBytes);
+  EXPECT_EQ(selectAlgorithm(Collective::AllGather, 1 << 20, 2, c, l, false, &t), Algorithm::Staged)
+      << "zero-copy needs registered buffers";
+  EXPECT_EQ(selectAlgorithm(Collective::Broadcast, 8, 2, c, l, false, &t), Algorithm::Staged)
+      << "broadcast has no LL variant";
+}
+
+TEST(CollectivesConfig, TheTuningFileComesFromTheEnvironmentUnlessSet) {
+  EXPECT_EQ(resolved().tuningFile, "");
+  EXPECT_EQ(resolved({{"MSCCLPP_COLL_TUNING_FILE", "/etc/t.txt"}}).tuningFile, "/etc/t.txt");
+  Config c;
+  c.tuningFile = "mine.txt";
+  EXPECT_EQ(resolved({{"MSCCLPP_COLL_TUNING_FILE", "/etc/t.txt"}}, 1, c).tuningFile, "mine.txt");
 }
 
 TEST(CollectivesSelection, OneRankIsStaged) {

@@ -7,6 +7,7 @@
 // (registry.hpp).
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <mscclpp/collectives.hpp>
 #include <mscclpp/env.hpp>
@@ -19,6 +20,7 @@
 #include "ext/collectives/kernels.hpp"
 #include "ext/collectives/registry.hpp"
 #include "ext/collectives/selection.hpp"
+#include "ext/collectives/tuning.hpp"
 #include "ext/common/messages.hpp"
 #include "ext/common/tags.hpp"
 
@@ -43,6 +45,50 @@ bool elementAligned(const void* ptr, size_t elemSize) { return (reinterpret_cast
 /// Whether a reduction can run zero-copy: every kind but PreMulSum, whose scalar each rank applies to its
 /// own input and which the owner of a chunk, reducing every rank's input, does not have.
 bool zeroCopyReduces(const ReduceOp& op) { return op.kind != ReduceOp::Kind::PreMulSum; }
+
+/// Files larger than this are not tuning tables (a table has a few lines per collective).
+constexpr std::streamoff kMaxTuningFileBytes = 1 << 20;
+
+/// Rank 0's tuning table (its `path`), on every rank: rank 0 reads the file and sends what it read,
+/// or why it could not, so every rank parses the same text and accepts or refuses it alike, and no
+/// rank depends on its own view of the filesystem. Always exchanged, also without a file, so that a
+/// Config that differs between ranks cannot leave a message behind.
+std::unique_ptr<TuningTable> loadTuning(Bootstrap& bootstrap, const std::string& path) {
+  const int rank = bootstrap.getRank(), nRanks = bootstrap.getNranks();
+  std::vector<char> message;  // 'n': no table; 't' + text; 'e' + why the file could not be read
+  if (rank == 0) {
+    if (path.empty()) {
+      message = {'n'};
+    } else {
+      std::ifstream file(path, std::ios::binary | std::ios::ate);
+      const std::streamoff size = file ? static_cast<std::streamoff>(file.tellg()) : -1;
+      std::string why;
+      if (!file || size < 0) {
+        why = "cannot be read";
+      } else if (size > kMaxTuningFileBytes) {
+        why = "is larger than 1 MiB, which no tuning table is";
+      } else {
+        message.assign(static_cast<size_t>(size) + 1, 't');
+        file.seekg(0);
+        if (!file.read(message.data() + 1, size)) why = "cannot be read";
+      }
+      if (!why.empty()) {
+        const std::string text = "e" + why;
+        message.assign(text.begin(), text.end());
+      }
+    }
+    for (int p = 1; p < nRanks; ++p) bootstrap.send(message, p, ext::kCollectivesTuningTag);
+  } else {
+    bootstrap.recv(message, 0, ext::kCollectivesTuningTag);
+  }
+  MSCCLPP_CHECK_USAGE(
+      !message.empty() && message[0] != 'e',
+      ext::messageFrom("Collectives", "the tuning file of rank 0 ", path.empty() ? "" : "'" + path + "' ",
+                       std::string(message.begin() + (message.empty() ? 0 : 1), message.end())));
+  if (message[0] == 'n') return nullptr;
+  const std::string text(message.begin() + 1, message.end());
+  return std::make_unique<TuningTable>(parseTuningTable(text, "tuning file of rank 0"));
+}
 
 }  // namespace
 
@@ -92,6 +138,7 @@ struct Collectives::Impl {
   int rank = 0;
   int nRanks = 0;
   Config config;
+  std::unique_ptr<TuningTable> tuning;  // rank 0's tuning file, or none
   ScratchLayout layout;
   GpuBuffer<char> scratch;
   RegisteredMemory localScratch;
@@ -120,7 +167,7 @@ struct Collectives::Impl {
     MSCCLPP_CHECK_USAGE(root >= 0 && root < nRanks, what, ": root ", root, " out of [0, ", nRanks, ")");
   }
   Algorithm choose(Collective collective, size_t segBytes, bool registered = false) const {
-    return selectAlgorithm(collective, segBytes, nRanks, config, layout, registered);
+    return selectAlgorithm(collective, segBytes, nRanks, config, layout, registered, tuning.get());
   }
   /// Whether [ptr, ptr + bytes) lies in a registration; fills `view` with every rank's pointer then.
   bool registered(const void* ptr, size_t bytes, PeerBuffers& view) const { return registry.find(ptr, bytes, view); }
@@ -167,6 +214,7 @@ Collectives::Impl::Impl(std::shared_ptr<Communicator> c, const Config& requested
     ranksPerGpu = std::max(ranksPerGpu, sharing);
   }
   config = resolveConfig(requested, ranksPerGpu, *env());
+  tuning = loadTuning(*bootstrap, config.tuningFile);
   layout = makeScratchLayout(nRanks, static_cast<uint32_t>(config.maxBlocks), config.llMaxBytes, config.scratchBytes);
 
   scratch = allocateScratch(layout);

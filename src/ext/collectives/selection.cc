@@ -7,23 +7,10 @@
 #include <string>
 
 #include "common/checks.hpp"
+#include "ext/collectives/tuning.hpp"
 
 namespace mscclpp {
 namespace collectives {
-
-namespace {
-
-/// Env::collAlgo, one of the values Env accepts.
-Algorithm algorithmNamed(const std::string& name) {
-  if (name == "ll") return Algorithm::LLOneShot;
-  if (name == "staged") return Algorithm::Staged;
-  if (name == "zerocopy") return Algorithm::ZeroCopy;
-  if (name == "ll2") return Algorithm::LLTwoShot;
-  if (name == "ce") return Algorithm::CopyEngine;
-  return Algorithm::Auto;
-}
-
-}  // namespace
 
 Config resolveConfig(const Config& config, int ranksPerGpu, const Env& env) {
   Config c = config;
@@ -35,7 +22,9 @@ Config resolveConfig(const Config& config, int ranksPerGpu, const Env& env) {
   }
   MSCCLPP_CHECK_USAGE(c.maxBlocks >= 1 && c.maxBlocks <= 1024, "maxBlocks must be in [1, 1024], got ", c.maxBlocks);
   if (c.llMaxBytes == 0) c.llMaxBytes = env.collLLMaxBytes;
-  if (c.forceAlgorithm == Algorithm::Auto) c.forceAlgorithm = algorithmNamed(env.collAlgo);
+  // Env accepts only the names algorithmFromName knows; anything else left the default, "auto".
+  if (c.forceAlgorithm == Algorithm::Auto) algorithmFromName(env.collAlgo, c.forceAlgorithm);
+  if (c.tuningFile.empty()) c.tuningFile = env.collTuningFile;
   return c;
 }
 
@@ -135,7 +124,7 @@ Algorithm registeredBand(Collective collective, size_t segBytes) {
 }  // namespace
 
 Algorithm selectAlgorithm(Collective collective, size_t segBytes, int nRanks, const Config& config,
-                          const ScratchLayout& layout, bool registered) {
+                          const ScratchLayout& layout, bool registered, const TuningTable* tuning) {
   if (nRanks < 2) return Algorithm::Staged;
   const bool zeroCopy = registered && hasZeroCopy(collective);
   const bool copyEngine = registered && hasCopyEngine(collective);
@@ -146,6 +135,7 @@ Algorithm selectAlgorithm(Collective collective, size_t segBytes, int nRanks, co
   Algorithm wanted = Algorithm::Auto;
   if (config.selector) wanted = config.selector(collective, segBytes, nRanks);
   if (wanted == Algorithm::Auto) wanted = config.forceAlgorithm;
+  if (wanted == Algorithm::Auto && tuning) wanted = tuning->find(collective, segBytes, nRanks, registered);
   if (wanted == Algorithm::Auto && registered) wanted = registeredBand(collective, segBytes);
   if (wanted == Algorithm::Auto) {
     // One-shot sends the whole segment to every peer as packets of twice its size, so its traffic

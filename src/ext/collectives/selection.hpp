@@ -12,6 +12,7 @@
 #include <mscclpp/env.hpp>
 
 #include "ext/collectives/layout.hpp"
+#include "ext/collectives/tuning.hpp"
 
 namespace mscclpp {
 namespace collectives {
@@ -21,8 +22,9 @@ namespace collectives {
 constexpr int kResidentBlocksPerGpu = 128;
 constexpr int kMaxBlocksPerLaunch = 64;
 
-/// `config` with every zero field replaced by the value `env` read (Env::collScratchBytes,
-/// collMaxBlocks, collLLMaxBytes, collAlgo, which hold the defaults where the variables are unset),
+/// `config` with every zero or empty field replaced by the value `env` read (Env::collScratchBytes,
+/// collMaxBlocks, collLLMaxBytes, collAlgo, collTuningFile, which hold the defaults where the variables
+/// are unset),
 /// where `ranksPerGpu` ranks share this rank's GPU. Throws Error(InvalidUsage) for an explicit
 /// maxBlocks outside [1, 1024].
 Config resolveConfig(const Config& config, int ranksPerGpu, const Env& env);
@@ -44,8 +46,10 @@ bool hasCopyEngine(Collective collective);
 /// the collective has no zero-copy variant or the buffers are not registered, and a forced LLTwoShot
 /// where the collective is not all-reduce or the message does not fit the LL slots; so does a forced
 /// CopyEngine where the collective has none or the buffers are not registered.
+/// `tuning`, where given, is asked after the config's selector and forced algorithm and before Auto's
+/// own table; a tuned algorithm falls back as a forced one does.
 Algorithm selectAlgorithm(Collective collective, size_t segmentBytes, int nRanks, const Config& config,
-                          const ScratchLayout& layout, bool registered);
+                          const ScratchLayout& layout, bool registered, const TuningTable* tuning = nullptr);
 
 }  // namespace collectives
 }  // namespace mscclpp

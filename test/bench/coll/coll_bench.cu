@@ -18,6 +18,12 @@
 // -R register(0/1, default 1: the send and receive buffers of each size are registered with
 // Collectives::registerBuffer, so that the zero-copy algorithms can run, as MSCCL++'s benchmark
 // registers its buffers; 0 measures unregistered buffers). The header says which.
+// -T <file>: tune instead. For every collective and size, each algorithm that the call would really
+// run when forced (ll, ll2, staged, zerocopy, ce) is checked on fresh inputs and timed out of place
+// with the same options (use -G for graphs); the fastest with no wrong element wins. Rank 0 prints
+// each size's candidates and writes the winners, as rules for this rank count and registration, to
+// <file> (the tuning table of Config::tuningFile / MSCCLPP_COLL_TUNING_FILE; src/ext/collectives/
+// tuning.hpp has the format). Every rank of a later run uses rank 0's file.
 
 #include <mpi.h>
 
@@ -59,6 +65,7 @@ struct Options {
   ReduceOp::Kind op = ReduceOp::Kind::Sum;
   DataType type = DataType::Float32;
   std::string coll = "allreduce";
+  std::string tuneFile;  // -T: time every algorithm instead, write the winners there
 };
 
 size_t parseSize(const char* s) {
@@ -140,6 +147,8 @@ Options parse(int argc, char** argv, int rank) {
       o.registered = std::atoi(need());
     else if (a == "-C")
       o.coll = need();
+    else if (a == "-T")
+      o.tuneFile = need();
     else if (a == "-d") {
       if (!parseType(need(), o.type)) {
         if (rank == 0) std::fprintf(stderr, "unknown type %s\n", v);
@@ -323,45 +332,54 @@ Shape shapeOf(Collective c, size_t bytes, size_t es, int n) {
   return s;
 }
 
+/// The algorithms -T times, each forced on its own object.
+const mscclpp::collectives::Algorithm kTuneCandidates[] = {
+    mscclpp::collectives::Algorithm::LLOneShot, mscclpp::collectives::Algorithm::LLTwoShot,
+    mscclpp::collectives::Algorithm::Staged, mscclpp::collectives::Algorithm::ZeroCopy,
+    mscclpp::collectives::Algorithm::CopyEngine};
+
 struct Bench {
   Options o;
   int rank = 0, nRanks = 1;
   std::unique_ptr<Collectives> coll;
+  Collectives* active = nullptr;                         // the object calls go to: coll, or a tuning candidate
+  std::vector<std::unique_ptr<Collectives>> candidates;  // -T: one per kTuneCandidates entry
+  std::string tuned;                                     // -T: the rules found so far
   cudaStream_t stream = nullptr;
   double hopUs = 0, kernelUs = 0, copyBw = 0;
 
   void issue(const CollInfo& ci, const Shape& s, const char* send, char* recv, const ReduceOp& op) {
     switch (ci.coll) {
       case Collective::AllReduce:
-        coll->allReduce(send, recv, s.count, o.type, op, stream);
+        active->allReduce(send, recv, s.count, o.type, op, stream);
         break;
       case Collective::AllGather:
-        coll->allGather(send, recv, s.count, o.type, stream);
+        active->allGather(send, recv, s.count, o.type, stream);
         break;
       case Collective::ReduceScatter:
-        coll->reduceScatter(send, recv, s.count, o.type, op, stream);
+        active->reduceScatter(send, recv, s.count, o.type, op, stream);
         break;
       case Collective::Broadcast:
-        coll->broadcast(send, recv, s.count, o.type, o.root, stream);
+        active->broadcast(send, recv, s.count, o.type, o.root, stream);
         break;
       case Collective::Reduce:
-        coll->reduce(send, recv, s.count, o.type, op, o.root, stream);
+        active->reduce(send, recv, s.count, o.type, op, o.root, stream);
         break;
       case Collective::AllToAll:
-        coll->allToAll(send, recv, s.count, o.type, stream);
+        active->allToAll(send, recv, s.count, o.type, stream);
         break;
       case Collective::Gather:
-        coll->gather(send, recv, s.count, o.type, o.root, stream);
+        active->gather(send, recv, s.count, o.type, o.root, stream);
         break;
       case Collective::Scatter:
-        coll->scatter(send, recv, s.count, o.type, o.root, stream);
+        active->scatter(send, recv, s.count, o.type, o.root, stream);
         break;
       case Collective::SendRecv: {
         // nccl-tests' sendrecv: every rank sends to the next and receives from the previous.
-        coll->groupStart();
-        coll->send(send, s.count, o.type, (rank + 1) % nRanks, stream);
-        coll->recv(recv, s.count, o.type, (rank + nRanks - 1) % nRanks, stream);
-        coll->groupEnd();
+        active->groupStart();
+        active->send(send, s.count, o.type, (rank + 1) % nRanks, stream);
+        active->recv(recv, s.count, o.type, (rank + nRanks - 1) % nRanks, stream);
+        active->groupEnd();
         break;
       }
       default:
@@ -467,6 +485,89 @@ struct Bench {
     long long total = 0;
     MPI_Allreduce(&bad, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     return total;
+  }
+
+  /// -T: every candidate at every size, the winners appended to `tuned` as rules.
+  void tune(const CollInfo& ci) {
+    using mscclpp::collectives::Algorithm;
+    const size_t es = mscclpp::collectives::dataTypeSize(o.type);
+    if (rank == 0) {
+      std::printf(
+          "#\n# tuning %s, %d ranks, %s mode, %s buffers: us per call (out of place), - where the\n"
+          "# algorithm does not run this call\n#%11s",
+          ci.name, nRanks, o.graphLaunches > 0 ? "CUDA graph" : "eager", o.registered ? "registered" : "unregistered",
+          "size");
+      for (Algorithm a : kTuneCandidates) std::printf(" %9s", mscclpp::collectives::algorithmName(a));
+      std::printf("  winner\n");
+    }
+    Algorithm previous = Algorithm::Auto;
+    for (size_t bytes = o.minBytes; bytes <= o.maxBytes;
+         bytes = std::max(bytes + 1, static_cast<size_t>(bytes * o.factor))) {
+      const Shape s = shapeOf(ci.coll, bytes, es, nRanks);
+      const size_t segBytes = s.count * es;  // what the selection sees
+      std::vector<std::vector<char>> inputs(nRanks);
+      for (int q = 0; q < nRanks; ++q) inputs[q] = mscclpp::test::testInputs(o.type, q, s.sendElems, 1);
+      std::vector<char> scalar(es);
+      mscclpp::test::fromDouble(o.type, 2.0, scalar.data());
+      ReduceOp op = o.op == ReduceOp::Kind::PreMulSum ? ReduceOp::preMulSumHost(scalar.data(), o.type) : ReduceOp(o.op);
+      char *send = nullptr, *recv = nullptr;
+      const size_t sendBytes = std::max<size_t>(s.sendElems * es, 1), recvBytes = std::max<size_t>(s.recvElems * es, 1);
+      BENCH_CUDA(cudaMalloc(&send, sendBytes));
+      BENCH_CUDA(cudaMalloc(&recv, recvBytes));
+      std::vector<double> times;
+      Algorithm best = Algorithm::Auto;
+      double bestUs = 0;
+      for (size_t k = 0; k < candidates.size(); ++k) {
+        active = candidates[k].get();
+        if (active->algorithmFor(ci.coll, segBytes, o.registered != 0) != kTuneCandidates[k]) {
+          times.push_back(-1);
+          continue;
+        }
+        if (o.registered) {
+          active->registerBuffer(send, sendBytes);
+          active->registerBuffer(recv, recvBytes);
+        }
+        if (s.sendElems) {
+          BENCH_CUDA(cudaMemcpyAsync(send, inputs[rank].data(), s.sendElems * es, cudaMemcpyHostToDevice, stream));
+        }
+        issue(ci, s, send, recv, op);
+        BENCH_CUDA(cudaStreamSynchronize(stream));
+        std::vector<char> got(s.recvElems * es);
+        if (!got.empty()) BENCH_CUDA(cudaMemcpy(got.data(), recv, got.size(), cudaMemcpyDeviceToHost));
+        const bool right = wrong(ci, s, inputs, got, op, scalar) == 0;
+        const double us = time(ci, s, send, recv, op);
+        if (o.registered) {
+          active->deregisterBuffer(send);
+          active->deregisterBuffer(recv);
+        }
+        times.push_back(right ? us : -2);
+        if (right && (best == Algorithm::Auto || us < bestUs)) {
+          best = kTuneCandidates[k];
+          bestUs = us;
+        }
+      }
+      (void)cudaFree(send);
+      (void)cudaFree(recv);
+      active = coll.get();
+      if (rank != 0) continue;
+      std::printf(" %11zu", bytes);
+      for (double t : times) {
+        if (t >= 0) {
+          std::printf(" %9.2f", t);
+        } else {
+          std::printf(" %9s", t == -1 ? "-" : "WRONG");
+        }
+      }
+      std::printf("  %s\n", mscclpp::collectives::algorithmName(best));
+      std::fflush(stdout);
+      // One rule where the winner changes; the first covers everything below the smallest size too.
+      if (best != Algorithm::Auto && best != previous) {
+        tuned += std::string(ci.name) + " " + std::to_string(nRanks) + " " +
+                 std::to_string(previous == Algorithm::Auto ? 0 : segBytes) + " " +
+                 (o.registered ? "registered " : "unregistered ") + mscclpp::collectives::algorithmName(best) + "\n";
+        previous = best;
+      }
+    }
   }
 
   void run(const CollInfo& ci) {
@@ -586,11 +687,38 @@ int main(int argc, char** argv) {
     bench.kernelUs = emptyGraphKernelUs(bench.stream);
     bench.copyBw = copyBandwidth(bench.stream);
     bench.coll = std::make_unique<Collectives>(comm);
+    bench.active = bench.coll.get();
+    const bool tuning = !bench.o.tuneFile.empty();
+    if (tuning) {
+      for (mscclpp::collectives::Algorithm a : kTuneCandidates) {
+        mscclpp::collectives::Config forced;
+        forced.forceAlgorithm = a;
+        bench.candidates.push_back(std::make_unique<Collectives>(comm, forced));
+      }
+    }
     for (const CollInfo& ci : kColls) {
-      if (bench.o.coll == "all" || bench.o.coll == ci.name) bench.run(ci);
+      if (bench.o.coll != "all" && bench.o.coll != ci.name) continue;
+      if (tuning) {
+        bench.tune(ci);
+      } else {
+        bench.run(ci);
+      }
+    }
+    if (tuning && bench.rank == 0) {
+      std::FILE* file = std::fopen(bench.o.tuneFile.c_str(), "w");
+      const std::string header = "# mscclpp-coll-bench -T, " + std::to_string(bench.nRanks) +
+                                 " ranks; rules: collective ranks from-bytes registration algorithm\n";
+      const bool written = file && std::fputs(header.c_str(), file) >= 0 && std::fputs(bench.tuned.c_str(), file) >= 0;
+      if (file) std::fclose(file);
+      if (!written) {
+        std::fprintf(stderr, "-T: cannot write %s\n", bench.o.tuneFile.c_str());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
+      std::printf("# tuning table written to %s\n", bench.o.tuneFile.c_str());
     }
     BENCH_CUDA(cudaDeviceSynchronize());
     MPI_Barrier(MPI_COMM_WORLD);
+    bench.candidates.clear();
     bench.coll.reset();
     MPI_Barrier(MPI_COMM_WORLD);
   }
