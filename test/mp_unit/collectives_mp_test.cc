@@ -15,7 +15,9 @@
 // the order of the stream the collectives run on (upload()).
 
 #include <cuda_runtime.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <mscclpp/collectives.hpp>
@@ -714,6 +716,47 @@ TEST_F(CollectivesMpTest, UngroupedSendThenRecvBetweenAPair) {
     CUDA_OK(cudaMemcpy(got.data(), buf.ptr, got.size(), cudaMemcpyDeviceToHost));
     EXPECT_EQ(got, testInputs(DataType::Float64, 0, count, 2)) << "the data made the round trip";
   }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Rank 0's tuning file decides for every rank, whatever the others were given; a file with a bad line
+// fails construction on every rank, naming the line.
+TEST_F(CollectivesMpTest, RankZerosTuningFileDecidesForEveryRank) {
+  COLL_REQUIRE_GPU();
+  COLL_REQUIRE_AUTO();
+  const std::string path = "/tmp/mscclpp-tuning-" + std::to_string(::getpid()) + ".txt";
+  auto write = [&](const char* text) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(text, f);
+    std::fclose(f);
+  };
+  if (rank == 0) write("# all-reduce through scratch at every size\nallreduce * 0 any staged\n");
+  mscclpp::collectives::Config tuned;
+  tuned.tuningFile = rank == 0 ? path : "";
+  {
+    Collectives c(shared().comm, tuned);
+    EXPECT_EQ(c.algorithmFor(Collective::AllReduce, 64, false), Algorithm::Staged);
+    EXPECT_EQ(c.algorithmFor(Collective::AllGather, 64, false), Algorithm::LLOneShot) << "no rule: Auto";
+    const uint64_t count = 1001;
+    DeviceBytes send(count * 4), recv(count * 4);
+    CUDA_OK(upload(send.ptr, testInputs(DataType::Float32, rank, count, 5).data(), count * 4));
+    c.allReduce(send.ptr, recv.ptr, count, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream);
+    CUDA_OK(cudaStreamSynchronize(stream));
+    std::vector<float> got(count);
+    CUDA_OK(cudaMemcpy(got.data(), recv.ptr, count * 4, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got, expectedSum(nRanks, count, 5));
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  if (rank == 0) write("allreduce * 0 any staged\nallreduce * 0 any quick\n");
+  try {
+    Collectives c(shared().comm, tuned);
+    ADD_FAILURE() << "a tuning file with a bad line was accepted";
+  } catch (const mscclpp::Error& e) {
+    EXPECT_EQ(e.getErrorCode(), mscclpp::ErrorCode::InvalidUsage);
+    EXPECT_NE(std::string(e.what()).find(":2: algorithm 'quick'"), std::string::npos) << e.what();
+  }
+  if (rank == 0) std::remove(path.c_str());
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
