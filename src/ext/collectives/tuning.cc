@@ -108,8 +108,7 @@ TuningTable parseTuningTable(const std::string& text, const std::string& origin)
                           "' is neither * nor a number from 2 to 1024");
       rule.nRanks = static_cast<int>(ranks);
     }
-    MSCCLPP_CHECK_USAGE(decimal(f[2], rule.fromBytes), where, "from bytes '", f[2],
-                        "' is not a decimal byte count");
+    MSCCLPP_CHECK_USAGE(decimal(f[2], rule.fromBytes), where, "from bytes '", f[2], "' is not a decimal byte count");
     MSCCLPP_CHECK_USAGE(registrationFromName(f[3], rule.registration), where, "registration '", f[3],
                         "' is not registered, unregistered or any");
     MSCCLPP_CHECK_USAGE(algorithmFromName(f[4], rule.algorithm) && rule.algorithm != Algorithm::Auto, where,
