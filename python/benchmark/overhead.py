@@ -48,9 +48,10 @@ def best_us(fn, iters, trials):
 
 
 def row(name, python_us, cpp_us):
+    """Printed as soon as it is measured, so a run cut short still shows what it measured."""
     added = python_us - cpp_us
     verdict = "ok" if added <= TARGET_US else "over"
-    print(f"{name:<52} {python_us:>10.2f} {cpp_us:>10.2f} {added:>10.2f}   {verdict} (<= {TARGET_US:g})")
+    print(f"{name:<52} {python_us:>10.2f} {cpp_us:>10.2f} {added:>10.2f}   {verdict} (<= {TARGET_US:g})", flush=True)
 
 
 def setup(group, on_gpu, size):
@@ -197,11 +198,12 @@ def main():
             pass
     group = CommGroup(world)
     buffer, connection, dst, src = setup(group, on_gpu, args.size)
-    results = []
     if group.my_rank == 0:
+        print(f"mscclpp {mscclpp.__version__} Python overhead, best of {args.trials} x {args.iters} calls")
+        print(f"{'operation':<52} {'python us':>10} {'c++ us':>10} {'added us':>10}", flush=True)
         transport = "CudaIpc" if on_gpu else "Ethernet"
-        results.append((f"Connection.write + flush ({transport}, {args.size} B)",
-                        *bench_write_flush(connection, dst, src, args.size, args.iters, args.trials)))
+        row(f"Connection.write + flush ({transport}, {args.size} B)",
+            *bench_write_flush(connection, dst, src, args.size, args.iters, args.trials))
     group.barrier()
     if on_gpu:
         # Both ranks build the channels (collective); rank 0 measures.
@@ -210,8 +212,8 @@ def main():
         launch = bench_launch(group, (buffer, {1 - group.my_rank: connection}), args.iters, args.trials)
         if group.my_rank == 0:
             with_handles, packed, cpp = launch
-            results.append(("KernelBuilder launch, device_handle() + pack per call", with_handles, cpp))
-            results.append(("KernelBuilder launch, arguments packed once", packed, cpp))
+            row("KernelBuilder launch, device_handle() + pack per call", with_handles, cpp)
+            row("KernelBuilder launch, arguments packed once", packed, cpp)
         torch.cuda.synchronize()
         # Every rank issues the same collectives; rank 0 reports.
         for framework in ("torch", "cupy"):
@@ -222,14 +224,11 @@ def main():
                     print(f"(Collectives rows for {framework} skipped: {framework} is not installed)")
                 continue
             given, current, cpp = bench_all_reduce(group, framework, args.iters, args.trials)
-            results.append((f"Collectives.all_reduce ({framework}, stream given)", given, cpp))
-            results.append((f"Collectives.all_reduce ({framework}, current stream)", current, cpp))
+            if group.my_rank == 0:
+                row(f"Collectives.all_reduce ({framework}, stream given)", given, cpp)
+                row(f"Collectives.all_reduce ({framework}, current stream)", current, cpp)
     group.barrier()
     if group.my_rank == 0:
-        print(f"mscclpp {mscclpp.__version__} Python overhead, best of {args.trials} x {args.iters} calls")
-        print(f"{'operation':<52} {'python us':>10} {'c++ us':>10} {'added us':>10}")
-        for name, python_us, cpp_us in results:
-            row(name, python_us, cpp_us)
         if not on_gpu:
             print(f"(kernel launch and Collectives rows skipped: {_cuda.gpu_unavailable_reason()})")
 
