@@ -16,16 +16,9 @@ constexpr Collective kCollectives[] = {Collective::AllReduce, Collective::AllGat
                                        Collective::Broadcast, Collective::Reduce,    Collective::AllToAll,
                                        Collective::AllToAllv, Collective::Gather,    Collective::Scatter,
                                        Collective::SendRecv};
-
-bool collectiveFromName(const std::string& name, Collective& collective) {
-  for (Collective c : kCollectives) {
-    if (name == collectiveName(c)) {
-      collective = c;
-      return true;
-    }
-  }
-  return false;
-}
+constexpr Registration kRegistrations[] = {Registration::Any, Registration::Registered, Registration::Unregistered};
+constexpr Algorithm kAlgorithms[] = {Algorithm::Auto,     Algorithm::LLOneShot, Algorithm::Staged,
+                                     Algorithm::ZeroCopy, Algorithm::LLTwoShot, Algorithm::CopyEngine};
 
 const char* registrationName(Registration registration) {
   switch (registration) {
@@ -39,10 +32,12 @@ const char* registrationName(Registration registration) {
   return "any";
 }
 
-bool registrationFromName(const std::string& name, Registration& registration) {
-  for (Registration r : {Registration::Any, Registration::Registered, Registration::Unregistered}) {
-    if (name == registrationName(r)) {
-      registration = r;
+/// The value of `values` that `nameOf` calls `name`; false where none is.
+template <typename E, size_t N>
+bool fromName(const std::string& name, const E (&values)[N], const char* (*nameOf)(E), E& value) {
+  for (E v : values) {
+    if (name == nameOf(v)) {
+      value = v;
       return true;
     }
   }
@@ -63,14 +58,7 @@ bool decimal(const std::string& text, size_t& value) {
 }  // namespace
 
 bool algorithmFromName(const std::string& name, Algorithm& algorithm) {
-  for (Algorithm a : {Algorithm::Auto, Algorithm::LLOneShot, Algorithm::Staged, Algorithm::ZeroCopy,
-                      Algorithm::LLTwoShot, Algorithm::CopyEngine}) {
-    if (name == algorithmName(a)) {
-      algorithm = a;
-      return true;
-    }
-  }
-  return false;
+  return fromName(name, kAlgorithms, algorithmName, algorithm);
 }
 
 Algorithm TuningTable::find(Collective collective, size_t segBytes, int nRanks, bool registered) const {
@@ -101,7 +89,8 @@ TuningTable parseTuningTable(const std::string& text, const std::string& origin)
     MSCCLPP_CHECK_USAGE(f.size() == 5, where, "a rule has 5 fields (collective, ranks, from bytes, registration, ",
                         "algorithm), this line ", f.size());
     TuningRule rule;
-    MSCCLPP_CHECK_USAGE(collectiveFromName(f[0], rule.collective), where, "unknown collective '", f[0], "'");
+    MSCCLPP_CHECK_USAGE(fromName(f[0], kCollectives, collectiveName, rule.collective), where, "unknown collective '",
+                        f[0], "'");
     if (f[1] != "*") {
       size_t ranks = 0;
       MSCCLPP_CHECK_USAGE(decimal(f[1], ranks) && ranks >= 2 && ranks <= 1024, where, "rank count '", f[1],
@@ -109,8 +98,8 @@ TuningTable parseTuningTable(const std::string& text, const std::string& origin)
       rule.nRanks = static_cast<int>(ranks);
     }
     MSCCLPP_CHECK_USAGE(decimal(f[2], rule.fromBytes), where, "from bytes '", f[2], "' is not a decimal byte count");
-    MSCCLPP_CHECK_USAGE(registrationFromName(f[3], rule.registration), where, "registration '", f[3],
-                        "' is not registered, unregistered or any");
+    MSCCLPP_CHECK_USAGE(fromName(f[3], kRegistrations, registrationName, rule.registration), where, "registration '",
+                        f[3], "' is not registered, unregistered or any");
     MSCCLPP_CHECK_USAGE(algorithmFromName(f[4], rule.algorithm) && rule.algorithm != Algorithm::Auto, where,
                         "algorithm '", f[4], "' is not ll, ll2, staged, zerocopy or ce");
     table.rules.push_back(rule);

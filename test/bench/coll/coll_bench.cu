@@ -487,6 +487,25 @@ struct Bench {
     return total;
   }
 
+  /// Every rank's input for a call of shape `s`, the PreMulSum scalar (2, the same on every rank) and
+  /// the reduction the options name.
+  struct Inputs {
+    std::vector<std::vector<char>> perRank;
+    std::vector<char> scalar;
+    ReduceOp op;
+  };
+  Inputs inputsFor(const Shape& s) const {
+    const size_t es = mscclpp::collectives::dataTypeSize(o.type);
+    Inputs in;
+    in.perRank.resize(nRanks);
+    for (int q = 0; q < nRanks; ++q) in.perRank[q] = mscclpp::test::testInputs(o.type, q, s.sendElems, 1);
+    in.scalar.resize(es);
+    mscclpp::test::fromDouble(o.type, 2.0, in.scalar.data());
+    // The host scalar is copied into the op, so `in` may move.
+    in.op = o.op == ReduceOp::Kind::PreMulSum ? ReduceOp::preMulSumHost(in.scalar.data(), o.type) : ReduceOp(o.op);
+    return in;
+  }
+
   /// -T: every candidate at every size, the winners appended to `tuned` as rules.
   void tune(const CollInfo& ci) {
     using mscclpp::collectives::Algorithm;
@@ -505,11 +524,10 @@ struct Bench {
          bytes = std::max(bytes + 1, static_cast<size_t>(bytes * o.factor))) {
       const Shape s = shapeOf(ci.coll, bytes, es, nRanks);
       const size_t segBytes = s.count * es;  // what the selection sees
-      std::vector<std::vector<char>> inputs(nRanks);
-      for (int q = 0; q < nRanks; ++q) inputs[q] = mscclpp::test::testInputs(o.type, q, s.sendElems, 1);
-      std::vector<char> scalar(es);
-      mscclpp::test::fromDouble(o.type, 2.0, scalar.data());
-      ReduceOp op = o.op == ReduceOp::Kind::PreMulSum ? ReduceOp::preMulSumHost(scalar.data(), o.type) : ReduceOp(o.op);
+      const Inputs in = inputsFor(s);
+      const std::vector<std::vector<char>>& inputs = in.perRank;
+      const std::vector<char>& scalar = in.scalar;
+      const ReduceOp& op = in.op;
       char *send = nullptr, *recv = nullptr;
       const size_t sendBytes = std::max<size_t>(s.sendElems * es, 1), recvBytes = std::max<size_t>(s.recvElems * es, 1);
       BENCH_CUDA(cudaMalloc(&send, sendBytes));
@@ -587,11 +605,10 @@ struct Bench {
     for (size_t bytes = o.minBytes; bytes <= o.maxBytes;
          bytes = std::max(bytes + 1, static_cast<size_t>(bytes * o.factor))) {
       const Shape s = shapeOf(ci.coll, bytes, es, nRanks);
-      std::vector<std::vector<char>> inputs(nRanks);
-      for (int q = 0; q < nRanks; ++q) inputs[q] = mscclpp::test::testInputs(o.type, q, s.sendElems, 1);
-      std::vector<char> scalar(es);
-      mscclpp::test::fromDouble(o.type, 2.0, scalar.data());
-      ReduceOp op = o.op == ReduceOp::Kind::PreMulSum ? ReduceOp::preMulSumHost(scalar.data(), o.type) : ReduceOp(o.op);
+      const Inputs in = inputsFor(s);
+      const std::vector<std::vector<char>>& inputs = in.perRank;
+      const std::vector<char>& scalar = in.scalar;
+      const ReduceOp& op = in.op;
       char *sendBuf = nullptr, *recvBuf = nullptr;
       const size_t sendBytes = std::max<size_t>(s.sendElems * es, 1), recvBytes = std::max<size_t>(s.recvElems * es, 1);
       BENCH_CUDA(cudaMalloc(&sendBuf, sendBytes));
