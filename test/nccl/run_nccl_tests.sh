@@ -26,6 +26,9 @@
 # alltypes register symmetric unaligned") and RUN_NCCL_TESTS_BINARIES (default every binary; names
 # as in "all_reduce reduce_scatter") run a part of the matrix, to split it over several sessions;
 # a second call with the same <out dir> reuses the nccl-tests build (make is incremental).
+# RUN_NCCL_TESTS_JOBS (default 1) runs that many at once on the same GPUs and MPS daemon: the matrix is
+# about 200 runs of a few seconds each, mostly process start and communicator setup, so a few at once
+# cut its time without changing what each checks. Its bandwidth column is then not a measurement.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 prefix=$(cd "${1:?install prefix}" && pwd) || exit 2
@@ -130,55 +133,93 @@ summarize() { # <log> <1 when the binary never checks its in-place result>
 
 read -r -a rank_counts <<<"${RUN_NCCL_TESTS_RANKS:-2 3 4}"
 wanted_modes=" ${RUN_NCCL_TESTS_MODES:-default graph alltypes register symmetric unaligned} "
-passed=0
-failed=0
-skipped=0
 wanted_binaries=" ${RUN_NCCL_TESTS_BINARIES:-} "
+jobs=${RUN_NCCL_TESTS_JOBS:-1}
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "run_nccl_tests: RUN_NCCL_TESTS_JOBS must be a positive integer, got '$jobs'"; exit 2; }
+
+# The runs, in the order they are reported: "<binary> <ranks> <mode index>".
+runs=()
 for bin in "${binaries[@]}"; do
   name=$(basename "$bin")
   [ -z "${RUN_NCCL_TESTS_BINARIES:-}" ] || [[ $wanted_binaries == *" ${name%_perf} "* ]] || continue
   for np in "${rank_counts[@]}"; do
-    for mode in "${modes[@]}"; do
-      label=${mode%%|*}
-      [[ $wanted_modes == *" $label "* ]] || continue
-      read -r -a args <<<"${mode#*|}"
-      log=$out/logs/$name-np$np-$label.log
-      # shellcheck disable=SC2016 # expanded by each rank's shell
-      timeout 300 "$root/test/mp_unit/run_mpi.sh" "$np" bash -c \
-        'NCCL_TESTS_DEVICE=$(( ${OMPI_COMM_WORLD_LOCAL_RANK:-0} % RUN_NCCL_TESTS_GPUS )) exec "$0" "$@"' \
-        "$bin" -g 1 -c 1 "${args[@]}" >"$log" 2>&1
-      rc=$?
-      # alltoall, alltoallv and sendrecv have no in-place form: nccl-tests prints N/A there for every
-      # library (reportErrors = !in_place in their sources), so only their out-of-place column is checked.
-      by_design=0
-      case $name in alltoall_perf | alltoallv_perf | sendrecv_perf) by_design=1 ;; esac
-      read -r rows wrong unchecked oob avg headers library <<<"$(summarize "$log" "$by_design")"
-      warns=$(grep -cE "WARN|ERROR" "$log")
-      problems=()
-      [ "$rc" -eq 0 ] || problems+=("exit $rc")
-      [ "$rows" -gt 0 ] || problems+=("no result rows")
-      [ "$wrong" -eq 0 ] || problems+=("$wrong wrong")
-      [ "$unchecked" -eq 0 ] || problems+=("$unchecked unchecked")
-      [ "$oob" = "0_OK" ] || problems+=("out of bounds: $oob")
-      [ "$headers" = "$our_version" ] && [ "$library" = "$our_version" ] ||
-        problems+=("versions: headers $headers, library $library, ours $our_version")
-      [ "$warns" -eq 0 ] || problems+=("$warns WARN/ERROR line(s)")
-      declined=$(grep -m 1 -E "skipping$" "$log")
-      if [ "$rc" -eq 0 ] && [ "$rows" -eq 0 ] && [ -n "$declined" ] && [ "$warns" -eq 0 ]; then
-        # nccl-tests itself declines some shapes (hypercube needs a power-of-two rank count).
-        verdict="skipped by nccl-tests: $declined"
-        skipped=$((skipped + 1))
-      elif [ ${#problems[@]} -eq 0 ]; then
-        verdict=ok
-        passed=$((passed + 1))
-      else
-        verdict="FAILED ($(printf '%s, ' "${problems[@]}")log: $log)"
-        failed=$((failed + 1))
-      fi
-      printf "%-22s np=%d %-9s exit=%-3d rows=%-4d #wrong=%-4s busbw=%-8s %s\n" \
-        "$name" "$np" "$label" "$rc" "$rows" "$wrong" "$avg" "$verdict"
+    for m in "${!modes[@]}"; do
+      [[ $wanted_modes == *" ${modes[m]%%|*} "* ]] && runs+=("$bin $np $m")
     done
   done
 done
+
+log_of() { echo "$out/logs/$(basename "$1")-np$2-${modes[$3]%%|*}.log"; }
+
+run_one() { # <binary> <ranks> <mode index>: writes the log and, next to it, the exit status
+  local log args
+  log=$(log_of "$@")
+  read -r -a args <<<"${modes[$3]#*|}"
+  # shellcheck disable=SC2016 # expanded by each rank's shell
+  timeout 300 "$root/test/mp_unit/run_mpi.sh" "$2" bash -c \
+    'NCCL_TESTS_DEVICE=$(( ${OMPI_COMM_WORLD_LOCAL_RANK:-0} % RUN_NCCL_TESTS_GPUS )) exec "$0" "$@"' \
+    "$1" -g 1 -c 1 "${args[@]}" >"$log" 2>&1
+  echo $? >"$log.rc"
+}
+
+judge() { # <binary> <ranks> <mode index>: prints the run's line and counts it
+  local name log rc by_design rows wrong unchecked oob avg headers library warns declined verdict
+  name=$(basename "$1")
+  log=$(log_of "$@")
+  rc=$(cat "$log.rc" 2>/dev/null || echo 255)
+  # alltoall, alltoallv and sendrecv have no in-place form: nccl-tests prints N/A there for every
+  # library (reportErrors = !in_place in their sources), so only their out-of-place column is checked.
+  by_design=0
+  case $name in alltoall_perf | alltoallv_perf | sendrecv_perf) by_design=1 ;; esac
+  read -r rows wrong unchecked oob avg headers library <<<"$(summarize "$log" "$by_design")"
+  warns=$(grep -cE "WARN|ERROR" "$log")
+  local problems=()
+  [ "$rc" -eq 0 ] || problems+=("exit $rc")
+  [ "$rows" -gt 0 ] || problems+=("no result rows")
+  [ "$wrong" -eq 0 ] || problems+=("$wrong wrong")
+  [ "$unchecked" -eq 0 ] || problems+=("$unchecked unchecked")
+  [ "$oob" = "0_OK" ] || problems+=("out of bounds: $oob")
+  [ "$headers" = "$our_version" ] && [ "$library" = "$our_version" ] ||
+    problems+=("versions: headers $headers, library $library, ours $our_version")
+  [ "$warns" -eq 0 ] || problems+=("$warns WARN/ERROR line(s)")
+  declined=$(grep -m 1 -E "skipping$" "$log")
+  if [ "$rc" -eq 0 ] && [ "$rows" -eq 0 ] && [ -n "$declined" ] && [ "$warns" -eq 0 ]; then
+    # nccl-tests itself declines some shapes (hypercube needs a power-of-two rank count).
+    verdict="skipped by nccl-tests: $declined"
+    skipped=$((skipped + 1))
+  elif [ ${#problems[@]} -eq 0 ]; then
+    verdict=ok
+    passed=$((passed + 1))
+  else
+    verdict="FAILED ($(printf '%s, ' "${problems[@]}")log: $log)"
+    failed=$((failed + 1))
+  fi
+  printf "%-22s np=%d %-9s exit=%-3d rows=%-4d #wrong=%-4s busbw=%-8s %s\n" \
+    "$name" "$2" "${modes[$3]%%|*}" "$rc" "$rows" "$wrong" "$avg" "$verdict"
+}
+
+passed=0
+failed=0
+skipped=0
+if [ "$jobs" -eq 1 ]; then
+  for r in "${runs[@]}"; do
+    # shellcheck disable=SC2086 # the three words of a run
+    run_one $r
+    # shellcheck disable=SC2086
+    judge $r
+  done
+else
+  # Started in order, at most $jobs at a time; reported in order once all have ended.
+  for r in "${runs[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+    # shellcheck disable=SC2086
+    run_one $r &
+  done
+  wait
+  for r in "${runs[@]}"; do
+    # shellcheck disable=SC2086
+    judge $r
+  done
+fi
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
