@@ -226,6 +226,38 @@ def test_streams_of_every_kind(coll, fw, world):
         check(fw, recv, expected, "float32")
 
 
+def delay_current_stream(fw):
+    """Queues about 50 ms of GPU work on the framework's current stream."""
+    if fw.name == "torch":
+        fw.module.cuda._sleep(100_000_000)
+        return
+    spin = fw.module.RawKernel(
+        r"""extern "C" __global__ void spin(long long cycles) {
+              long long start = clock64();
+              while (clock64() - start < cycles) {}
+            }""",
+        "spin",
+    )
+    spin((1,), (1,), (np.int64(100_000_000),))
+
+
+def test_work_on_the_current_stream_comes_before_a_named_stream(coll, fw, world):
+    """The input is written on the framework's current stream behind a long kernel, and the all-reduce
+    is enqueued at once on another stream: it must still read the new input (the call orders the tensor's
+    current stream before the stream it is given)."""
+    count = 4096
+    send = fw.tensor(values(world.rank, count), "float32")
+    recv = fw.empty(count, "float32")
+    update = fw.tensor(values(world.rank, count, offset=5), "float32")
+    side = fw.module.cuda.Stream() if fw.name == "torch" else fw.module.cuda.Stream(non_blocking=True)
+    fw.synchronize()
+    world.barrier()
+    delay_current_stream(fw)
+    fw.assign(send, update)
+    coll.all_reduce(send, recv, stream=side)
+    check(fw, recv, sum(values(r, count, offset=5) for r in range(world.size)), "float32")
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_graph_capture_and_replay(coll, fw, world, dtype):
     """An all-reduce and an all-gather captured once, replayed three times with new inputs each time."""
