@@ -53,18 +53,21 @@ __global__ void __launch_bounds__(kBlockThreads)
   const uint64_t begin = pt.begin(b), end = pt.end(b);
   const int rank = s.rank, n = s.nRanks;
   constexpr bool kPerPeerSegment = Mode == LLMode::ReduceScatter || Mode == LLMode::AllToAll;
-  const Reducer<T, Kind> r(spec, n);
+  // Only the reductions may pre-multiply (PreMulSum); the copies compile without it.
+  constexpr bool kReduces = Mode == LLMode::AllReduce || Mode == LLMode::ReduceScatter;
+  const Reducer<T, Kind> r(kReduces ? spec : ReduceSpec{}, n);
+  auto prepared = [&](uint2 w) { return kReduces ? prepareWord<T, Kind, 8>(r, w) : w; };
 
   for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
     if (kPerPeerSegment) {
       for (int t = 0; t < n - 1; ++t) {
         const int p = t < rank ? t : t + 1;
-        const uint2 w = prepareWord<T, Kind, 8>(r, load8(send + p * segBytes, i * 8, segBytes));
+        const uint2 w = prepared(load8(send + p * segBytes, i * 8, segBytes));
         LL16Packet* slot = reinterpret_cast<LL16Packet*>(s.scratch[p] + s.layout.llSlot(half, b, rank));
         slot[i - begin].write(w.x, w.y, flag);
       }
     } else {
-      const uint2 w = prepareWord<T, Kind, 8>(r, load8(send, i * 8, segBytes));
+      const uint2 w = prepared(load8(send, i * 8, segBytes));
       for (int t = 0; t < n - 1; ++t) {
         const int p = t < rank ? t : t + 1;
         LL16Packet* slot = reinterpret_cast<LL16Packet*>(s.scratch[p] + s.layout.llSlot(half, b, rank));

@@ -35,14 +35,12 @@ namespace collectives {
 
 namespace {
 
-/// out[0, elems) = reduction over q in rank order of src(q)[0, elems), where src(rank) is `own` (passed
-/// through r.prepare) and src(q) is this rank's scratch slot of q written in half halfOf(q). With
-/// Forward, the result also goes into every peer's slot for this rank in half forwardHalf(p).
-template <typename T, ReduceSpec::Kind Kind, bool Forward, typename HalfOf, typename ForwardHalf>
-__device__ __forceinline__ void reduceTile(const DeviceState& s, const Reducer<T, Kind>& r, uint32_t block,
-                                           int nSources, const T* own, T* out, uint64_t elems, HalfOf halfOf,
-                                           ForwardHalf forwardHalf) {
-  if (elems == 0) return;
+/// reduceTile's loops, compiled once with and once without PreMulSum's scaling of the own input, so
+/// that the loop without it carries no per-element test of r.preMultiplies.
+template <typename T, ReduceSpec::Kind Kind, bool Forward, bool PreMultiplies, typename HalfOf, typename ForwardHalf>
+__device__ __forceinline__ void reduceTileLoops(const DeviceState& s, const Reducer<T, Kind>& r, uint32_t block,
+                                                int nSources, const T* own, T* out, uint64_t elems, HalfOf halfOf,
+                                                ForwardHalf forwardHalf) {
   const int rank = s.rank;
   auto slot = [&](int q) {
     return reinterpret_cast<const T*>(s.scratch[rank] + s.layout.stagedSlot(halfOf(q), block, q));
@@ -57,8 +55,12 @@ __device__ __forceinline__ void reduceTile(const DeviceState& s, const Reducer<T
     VecAcc<T, Kind, 16> acc;
     for (int q = 0; q < nSources; ++q) {
       Vec<T, 16> x;
-      x.raw = q == rank ? prepareWord<T, Kind, 16>(r, reinterpret_cast<const uint4*>(own)[v])
-                        : reinterpret_cast<const uint4*>(slot(q))[v];
+      if (q == rank) {
+        const uint4 w = reinterpret_cast<const uint4*>(own)[v];
+        x.raw = PreMultiplies ? prepareWord<T, Kind, 16>(r, w) : w;
+      } else {
+        x.raw = reinterpret_cast<const uint4*>(slot(q))[v];
+      }
       if (q == 0) {
         acc.begin(r, x);
       } else {
@@ -77,7 +79,7 @@ __device__ __forceinline__ void reduceTile(const DeviceState& s, const Reducer<T
   for (uint64_t i = nVec * kPerVec + threadIdx.x; i < elems; i += blockDim.x) {
     typename Reducer<T, Kind>::Acc acc{};
     for (int q = 0; q < nSources; ++q) {
-      const T x = q == rank ? r.prepare(own[i]) : slot(q)[i];
+      const T x = q == rank ? (PreMultiplies ? r.prepare(own[i]) : own[i]) : slot(q)[i];
       acc = q == 0 ? r.begin(x) : r.add(acc, x);
     }
     const T y = r.end(acc);
@@ -88,6 +90,23 @@ __device__ __forceinline__ void reduceTile(const DeviceState& s, const Reducer<T
         forwardSlot(p)[i] = y;
       }
     }
+  }
+}
+
+/// out[0, elems) = reduction over q in rank order of src(q)[0, elems), where src(rank) is `own` (passed
+/// through r.prepare) and src(q) is this rank's scratch slot of q written in half halfOf(q). With
+/// Forward, the result also goes into every peer's slot for this rank in half forwardHalf(p).
+template <typename T, ReduceSpec::Kind Kind, bool Forward, typename HalfOf, typename ForwardHalf>
+__device__ __forceinline__ void reduceTile(const DeviceState& s, const Reducer<T, Kind>& r, uint32_t block,
+                                           int nSources, const T* own, T* out, uint64_t elems, HalfOf halfOf,
+                                           ForwardHalf forwardHalf) {
+  if (elems == 0) return;
+  // PreMulSum is a Sum: the other kinds compile the loops without scaling only.
+  constexpr bool kMayPreMultiply = Kind == ReduceSpec::Kind::Sum;
+  if (kMayPreMultiply && r.preMultiplies) {
+    reduceTileLoops<T, Kind, Forward, kMayPreMultiply>(s, r, block, nSources, own, out, elems, halfOf, forwardHalf);
+  } else {
+    reduceTileLoops<T, Kind, Forward, false>(s, r, block, nSources, own, out, elems, halfOf, forwardHalf);
   }
 }
 

@@ -9,7 +9,7 @@
 //   rank order 0..n-1, and stores the result into every rank's output. It moves 2 n S bytes, where a
 //   reduce-scatter followed by an all-gather through scratch moves (3n - 1) S.
 // - Reduce-scatter: rank r reduces slice r of every rank's input into its own output.
-// - All-gather: rank r copies its input into slot r of every rank's output.
+// - All-gather: rank r copies its input into slot r of every rank's output, loading each word once.
 //
 // Why it is correct:
 // - Readiness. Block b of every rank meets block b of every peer at a barrier (device_common.hpp) before
@@ -145,6 +145,45 @@ __global__ void __launch_bounds__(kBlockThreads)
   storeCounts(s, b, counts);
 }
 
+/// Copies src[0, bytes) to out.ptr[p] + offset for every rank p < n, in the order first, first + 1, ...
+/// (mod n; starting with a different peer on every rank spreads the writes over the links), reading
+/// each source word once: a block-cooperative copy per destination would read the source n times.
+/// Each thread loads kInFlight 16-byte words before it stores them everywhere, so their latencies
+/// overlap. A destination equal to src (in place) is skipped. Needs src and every destination 16-byte
+/// aligned.
+__device__ __forceinline__ void copyToEvery16(const PeerBuffers& out, uint64_t offset, int n, int first,
+                                              const char* src, uint64_t bytes) {
+  constexpr int kInFlight = 4;
+  const uint64_t nVec = bytes / 16, step = blockDim.x;
+  const uint4* s4 = reinterpret_cast<const uint4*>(src);
+  uint64_t v = threadIdx.x;
+  for (; v + (kInFlight - 1) * step < nVec; v += kInFlight * step) {
+    uint4 w[kInFlight];
+#pragma unroll
+    for (int k = 0; k < kInFlight; ++k) w[k] = s4[v + k * step];
+    for (int t = 0, p = first; t < n; ++t, p = p + 1 == n ? 0 : p + 1) {
+      uint4* d = reinterpret_cast<uint4*>(out.ptr[p] + offset);
+      if (reinterpret_cast<const char*>(d) == src) continue;
+#pragma unroll
+      for (int k = 0; k < kInFlight; ++k) d[v + k * step] = w[k];
+    }
+  }
+  for (; v < nVec; v += step) {
+    const uint4 w = s4[v];
+    for (int t = 0, p = first; t < n; ++t, p = p + 1 == n ? 0 : p + 1) {
+      uint4* d = reinterpret_cast<uint4*>(out.ptr[p] + offset);
+      if (reinterpret_cast<const char*>(d) != src) d[v] = w;
+    }
+  }
+  for (uint64_t i = nVec * 16 + threadIdx.x; i < bytes; i += step) {
+    const char c = src[i];
+    for (int p = 0; p < n; ++p) {
+      char* d = out.ptr[p] + offset;
+      if (d != src) d[i] = c;
+    }
+  }
+}
+
 __global__ void __launch_bounds__(kBlockThreads)
     zeroCopyAllGatherKernel(DeviceState s, const char* send, PeerBuffers out, uint64_t segBytes, Tiling tiling) {
   const uint32_t b = blockIdx.x;
@@ -154,10 +193,14 @@ __global__ void __launch_bounds__(kBlockThreads)
   const AllPeers peers{s.rank};
   barrier(s, b, counts, n - 1, peers);
   const uint64_t begin = tiling.tileBegin(b, 0), end = tiling.tileEnd(b, 0);
-  // Starting with a different peer on every rank spreads the writes over the links.
-  for (int t = 0; t < n; ++t) {
-    const int p = (s.rank + t) % n;
-    copyBytes(out.ptr[p] + s.rank * segBytes + begin, send + begin, end - begin);
+  const uint64_t offset = s.rank * segBytes + begin;
+  if (allAligned16(out, n) && ((reinterpret_cast<uintptr_t>(send + begin) | offset) & 15) == 0) {
+    copyToEvery16(out, offset, n, s.rank, send + begin, end - begin);
+  } else {
+    for (int t = 0; t < n; ++t) {
+      const int p = (s.rank + t) % n;
+      copyBytes(out.ptr[p] + offset, send + begin, end - begin);
+    }
   }
   barrier(s, b, counts, n - 1, peers);
   storeCounts(s, b, counts);
