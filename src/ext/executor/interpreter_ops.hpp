@@ -34,10 +34,11 @@ using SumAcc = ext::VecAcc<T, ext::ReduceKind::Sum, Bytes>;
 template <typename T, int Bytes>
 using Packed = ext::Vec<T, Bytes>;
 
-/// 16-byte vectors each thread loads per input before it adds, so that several reads are in flight at
-/// once: as many as keep the float accumulators at 16 per thread (4 for 4-byte types, 1 for fp8).
+/// 16-byte vectors each thread loads per input in a reduction of other than two inputs (reduceWords):
+/// two inputs' words (4 registers each) and the accumulators (one register per element) then fit in 32
+/// registers, half of what a thread of a 1024-thread block has: 2 (1 for fp8).
 template <typename T>
-constexpr int kReduceUnroll = 16 / Packed<T, 16>::N;
+constexpr int kReduceUnroll = Packed<T, 16>::N >= 16 ? 1 : 2;
 
 /// One block's view of its table (in shared memory) and of the execution it runs.
 struct Block {
@@ -161,36 +162,105 @@ __device__ void runGetOrCopy(const Block& b, const DeviceOp& op, const DeviceOpe
 }
 
 // ---- reductions of plain data: dst0 = src0 + src1 + ..., also written to dsts 1.. when sending ----
+//
+// A block's threads all load, then all add, then all store, so a reduction costs mostly the round trips
+// to memory each thread waits for in turn, and then the instructions of all its warps: the loops below
+// issue every load of a step before the first add that needs one. For example, MSCCL++'s allreduce.json
+// at 1 MiB gives each of a block's 1024 threads four 16-byte words of each of two inputs: loading all
+// eight at once takes one round trip; loading one input after the other, two words at a time, would
+// take four.
 
-/// Sums the packed words i, i + stride, ... (kUnroll of them) of the inputs into the outputs.
-template <typename T, int Bytes, int kUnroll>
-__device__ __forceinline__ void reduceWords(const Block& b, const DeviceOperand* in, int nIn, const DeviceOperand* out,
-                                            int nOut, uint64_t off, uint64_t i) {
+/// Where the first two inputs and outputs of a reduction start in this step. They are read from the
+/// table once per operation: inside the word loops the compiler would reload them from shared memory
+/// after every store, since a generic store may alias the table.
+struct ReduceEnds {
+  const char* in0;
+  const char* in1;  // null with a single input
+  char* out0;       // null without outputs
+  char* out1;       // null with fewer than two outputs
+};
+
+/// Stores packed words v[0..kUnroll) at word i, i + stride, ... of every output.
+template <int Bytes, int kUnroll>
+__device__ __forceinline__ void storeWords(const Block& b, const DeviceOperand* out, int nOut, const ReduceEnds& e,
+                                           uint64_t off, uint64_t i, const ext::PackedWord<Bytes>* v) {
   using Word = ext::PackedWord<Bytes>;
-  const SumReducer<T> r(ext::ReduceSpec{}, 0);
   const uint64_t stride = blockDim.x;
-  SumAcc<T, Bytes> acc[kUnroll];
-  Word v[kUnroll];
-  const Word* in0 = reinterpret_cast<const Word*>(b.at(in[0], off));
+  if (nOut > 0) {
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) v[u] = in0[i + u * stride];
-#pragma unroll
-  for (int u = 0; u < kUnroll; ++u) acc[u].begin(r, Packed<T, Bytes>(v[u]));
-  for (int k = 1; k < nIn; ++k) {
-    const Word* src = reinterpret_cast<const Word*>(b.at(in[k], off));
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = src[i + u * stride];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) acc[u].add(r, Packed<T, Bytes>(v[u]));
+    for (int u = 0; u < kUnroll; ++u) reinterpret_cast<Word*>(e.out0)[i + u * stride] = v[u];
   }
+  if (nOut > 1) {
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) v[u] = acc[u].end(r).raw;
-  for (int k = 0; k < nOut; ++k) {
+    for (int u = 0; u < kUnroll; ++u) reinterpret_cast<Word*>(e.out1)[i + u * stride] = v[u];
+  }
+  for (int k = 2; k < nOut; ++k) {
     Word* dst = reinterpret_cast<Word*>(b.at(out[k], off));
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) dst[i + u * stride] = v[u];
   }
 }
+
+/// Two inputs (this GPU's data and one peer's, the case of every reduction of a two-rank plan): all
+/// 2 * kUnroll loads go out together, then each word pair is summed with one rounding (combineWords).
+template <typename T, int kUnroll>
+__device__ __forceinline__ void reducePairWords(const Block& b, const DeviceOperand* out, int nOut, const ReduceEnds& e,
+                                                uint64_t off, uint64_t i) {
+  using Word = ext::PackedWord<16>;
+  const uint64_t stride = blockDim.x;
+  const Word* x = reinterpret_cast<const Word*>(e.in0);
+  const Word* y = reinterpret_cast<const Word*>(e.in1);
+  Word a[kUnroll], c[kUnroll];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) a[u] = x[i + u * stride];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) c[u] = y[i + u * stride];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) a[u] = ext::combineWords<T, ext::ReduceKind::Sum, 16>(a[u], c[u]);
+  storeWords<16, kUnroll>(b, out, nOut, e, off, i, a);
+}
+
+/// Any number of inputs, accumulated in the wider type and rounded once: the words of input k + 1 are
+/// loaded before those of input k are added, so that two inputs' loads are always in flight.
+template <typename T, int Bytes, int kUnroll>
+__device__ __forceinline__ void reduceWords(const Block& b, const DeviceOperand* in, int nIn, const DeviceOperand* out,
+                                            int nOut, const ReduceEnds& e, uint64_t off, uint64_t i) {
+  using Word = ext::PackedWord<Bytes>;
+  const SumReducer<T> r(ext::ReduceSpec{}, 0);
+  const uint64_t stride = blockDim.x;
+  Word cur[kUnroll], next[kUnroll];
+  const Word* src = reinterpret_cast<const Word*>(e.in0);
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) cur[u] = src[i + u * stride];
+  if (nIn > 1) {
+    src = reinterpret_cast<const Word*>(e.in1);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) next[u] = src[i + u * stride];
+  }
+  SumAcc<T, Bytes> acc[kUnroll];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) acc[u].begin(r, Packed<T, Bytes>(cur[u]));
+  for (int k = 1; k < nIn; ++k) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) cur[u] = next[u];
+    if (k + 1 < nIn) {
+      src = reinterpret_cast<const Word*>(b.at(in[k + 1], off));
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) next[u] = src[i + u * stride];
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) acc[u].add(r, Packed<T, Bytes>(cur[u]));
+  }
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) cur[u] = acc[u].end(r).raw;
+  storeWords<Bytes, kUnroll>(b, out, nOut, e, off, i, cur);
+}
+
+/// 16-byte words per input each thread loads at once in the two-input case: four cover a 64 KiB chunk
+/// with 1024 threads in one round trip and keep 8 loads in flight per thread on larger chunks; their 32
+/// registers fit beside the interpreter's state (for fp8, whose float path needs more registers, the
+/// compiler issues half of them at a time).
+constexpr int kPairUnroll = 4;
 
 template <typename T>
 __device__ void runReduce(const Block& b, const DeviceOp& op, const DeviceOperand* o, uint64_t off, uint64_t unit) {
@@ -200,18 +270,28 @@ __device__ void runReduce(const Block& b, const DeviceOp& op, const DeviceOperan
   const DeviceOperand* out = o + nIn;
   bool aligned = true;
   for (int k = 0; k < nIn + nOut; ++k) aligned &= (reinterpret_cast<uintptr_t>(b.at(o[k], off)) & 15) == 0;
+  const ReduceEnds e{b.at(o[0], off), nIn > 1 ? b.at(o[1], off) : nullptr, nOut > 0 ? b.at(out[0], off) : nullptr,
+                     nOut > 1 ? b.at(out[1], off) : nullptr};
   const uint64_t n16 = aligned ? bytes / 16 : 0;
   const uint64_t stride = blockDim.x;
-  constexpr int kUnroll = kReduceUnroll<T>;
   uint64_t i = threadIdx.x;
-  for (; i + (kUnroll - 1) * stride < n16; i += kUnroll * stride) {
-    reduceWords<T, 16, kUnroll>(b, o, nIn, out, nOut, off, i);
+  if (nIn == 2) {
+    for (; i + (kPairUnroll - 1) * stride < n16; i += kPairUnroll * stride) {
+      reducePairWords<T, kPairUnroll>(b, out, nOut, e, off, i);
+    }
+    for (; i < n16; i += stride) reducePairWords<T, 1>(b, out, nOut, e, off, i);
+  } else {
+    constexpr int kUnroll = kReduceUnroll<T>;
+    for (; i + (kUnroll - 1) * stride < n16; i += kUnroll * stride) {
+      reduceWords<T, 16, kUnroll>(b, o, nIn, out, nOut, e, off, i);
+    }
+    for (; i < n16; i += stride) reduceWords<T, 16, 1>(b, o, nIn, out, nOut, e, off, i);
   }
-  for (; i < n16; i += stride) reduceWords<T, 16, 1>(b, o, nIn, out, nOut, off, i);
   // What is left of a range that is not 16-byte aligned or sized, in 4-byte words (every range is whole
   // words: the plan's alignment is a multiple of 4).
-  for (uint64_t w = n16 * 4 + threadIdx.x; w < bytes / 4; w += stride)
-    reduceWords<T, 4, 1>(b, o, nIn, out, nOut, off, w);
+  for (uint64_t w = n16 * 4 + threadIdx.x; w < bytes / 4; w += stride) {
+    reduceWords<T, 4, 1>(b, o, nIn, out, nOut, e, off, w);
+  }
 }
 
 // ---- packets ----
@@ -295,13 +375,19 @@ __device__ void runReducePackets(const Block& b, const DeviceOp& op, const Devic
   const P* in1 = nIn > 1 ? reinterpret_cast<const P*>(b.at(o[1], off)) : nullptr;
   P* out1 = nOut > 1 ? reinterpret_cast<P*>(b.at(dst[1], off)) : nullptr;
   for (uint64_t i = threadIdx.x; i < n / sizeof(Payload); i += blockDim.x) {
-    SumAcc<T, kBytes> sum;
-    sum.begin(r, Packed<T, kBytes>(src0[i]));
-    if (in1 != nullptr) sum.add(r, Packed<T, kBytes>(in1[i].read(b.flag, kSpinLimit)));
-    for (int k = 2; k < nIn; ++k) {
-      sum.add(r, Packed<T, kBytes>(reinterpret_cast<const P*>(b.at(o[k], off))[i].read(b.flag, kSpinLimit)));
+    Payload acc;
+    if (nIn == 2) {
+      // Two inputs: one rounding either way, and combineWords adds fp16 and bf16 in native pairs.
+      acc = ext::combineWords<T, ext::ReduceKind::Sum, kBytes>(src0[i], in1[i].read(b.flag, kSpinLimit));
+    } else {
+      SumAcc<T, kBytes> sum;
+      sum.begin(r, Packed<T, kBytes>(src0[i]));
+      if (in1 != nullptr) sum.add(r, Packed<T, kBytes>(in1[i].read(b.flag, kSpinLimit)));
+      for (int k = 2; k < nIn; ++k) {
+        sum.add(r, Packed<T, kBytes>(reinterpret_cast<const P*>(b.at(o[k], off))[i].read(b.flag, kSpinLimit)));
+      }
+      acc = sum.end(r).raw;
     }
-    const Payload acc = sum.end(r).raw;
     dst0[i] = acc;
     if (out1 != nullptr) out1[i].write(acc, b.flag);
     for (int k = 2; k < nOut; ++k) reinterpret_cast<P*>(b.at(dst[k], off))[i].write(acc, b.flag);
