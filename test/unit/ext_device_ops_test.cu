@@ -3,7 +3,8 @@
 
 // The extensions' shared device code (src/ext/common/device_ops.hpp) on the GPU: copyBytes for every
 // pair of misalignments against a byte model, sums of fp16 that round once, PreMulSum's scaling
-// rounded to the element type, and packed-word reductions element by element.
+// rounded to the element type, and packed-word reductions element by element (the native paired
+// fp16/bf16 sums against the float path for every pair).
 
 #include <gtest/gtest.h>
 
@@ -44,6 +45,44 @@ __global__ void prepareKernel(const uint4* in, uint64_t nWords, ReduceSpec spec,
 template <typename T, ReduceKind Kind>
 __global__ void combineWordsKernel(uint4 a, uint4 b, uint4* out) {
   *out = mscclpp::ext::combineWords<T, Kind, 16>(a, b);
+}
+
+/// Counts the pairs (x, y) of 16-bit elements of T (x = blockIdx.x, y every value) whose sum through
+/// combineWords (the native paired add for fp16/bf16) differs in bits from the float path (Reducer:
+/// float accumulation rounded once); two NaNs count as equal.
+template <typename T>
+__global__ void pairSumMismatchesKernel(unsigned long long* mismatches) {
+  const mscclpp::ext::Reducer<T, ReduceKind::Sum> r(ReduceSpec{}, 2);
+  const uint32_t x = blockIdx.x;
+  unsigned long long bad = 0;
+  for (uint32_t y = threadIdx.x; y < 65536; y += blockDim.x) {
+    // Lane 0 adds x + y, lane 1 y + x.
+    const uint32_t sum = mscclpp::ext::combineWords<T, ReduceKind::Sum, 4>(x | (y << 16), y | (x << 16));
+    for (int lane = 0; lane < 2; ++lane) {
+      const uint16_t a = static_cast<uint16_t>(lane == 0 ? x : y), b = static_cast<uint16_t>(lane == 0 ? y : x);
+      T ta, tb;
+      memcpy(&ta, &a, 2);
+      memcpy(&tb, &b, 2);
+      const T want = r.end(r.add(r.begin(ta), tb));
+      T got;
+      const uint16_t gotBits = static_cast<uint16_t>(sum >> (16 * lane));
+      memcpy(&got, &gotBits, 2);
+      uint16_t wantBits;
+      memcpy(&wantBits, &want, 2);
+      const bool bothNan = isnan(static_cast<float>(got)) && isnan(static_cast<float>(want));
+      if (gotBits != wantBits && !bothNan) ++bad;
+    }
+  }
+  if (bad != 0) atomicAdd(mismatches, bad);
+}
+
+template <typename T>
+unsigned long long pairSumMismatches() {
+  DeviceBuffer<unsigned long long> count(1);
+  if (!count.fromHost({0ull})) return ~0ull;
+  pairSumMismatchesKernel<T><<<65536, 256>>>(count.get());
+  if (cudaDeviceSynchronize() != cudaSuccess) return ~0ull;
+  return count.toHost()[0];
 }
 
 template <typename T>
@@ -157,4 +196,12 @@ TEST(ExtDeviceOps, CombineWordsReducesElementByElement) {
   EXPECT_EQ(run(combineWordsKernel<int32_t, ReduceKind::Prod>), (std::vector<int32_t>{2, -15, -49, -10000}));
   EXPECT_EQ(run(combineWordsKernel<int32_t, ReduceKind::Max>), (std::vector<int32_t>{2, 3, 7, 100}));
   EXPECT_EQ(run(combineWordsKernel<int32_t, ReduceKind::Min>), (std::vector<int32_t>{1, -5, -7, -100}));
+}
+
+TEST(ExtDeviceOps, NativePairedHalfAndBfloatSumsMatchTheFloatPathForEveryPair) {
+  MSCCLPP_REQUIRE_GPU();
+  // combineWords adds fp16/bf16 with the paired native instruction; the reductions that accumulate in
+  // float must give the same bits, for all 2^32 ordered pairs of each type.
+  EXPECT_EQ(pairSumMismatches<__half>(), 0ull);
+  EXPECT_EQ(pairSumMismatches<__bfloat16>(), 0ull);
 }
