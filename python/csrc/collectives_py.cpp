@@ -81,7 +81,9 @@ struct Call {
 
 Call pairCall(const py::handle& send, const py::handle& recv, const py::handle& stream, const char* name) {
   StreamArg streamArgument = streamArg(stream, recv);
-  Call call{streamArgument, tensorArg(send, streamArgument, "send"), tensorArg(recv, streamArgument, "recv")};
+  TensorArg sendArgument = tensorArg(send, streamArgument, "send");
+  TensorArg recvArgument = tensorArg(recv, streamArgument, "recv");
+  Call call{streamArgument, sendArgument, recvArgument};
   if (call.send.type != call.recv.type) {
     throw Error(std::string(name) + ": send is " + collectives::dataTypeName(call.send.type) + ", recv is " +
                     collectives::dataTypeName(call.recv.type),
@@ -297,7 +299,8 @@ void bindRegistration(py::class_<Collectives>& cls) {
   cls.def(
       "register_buffer",
       [](Collectives& self, py::handle tensor) {
-        TensorArg t = tensorArg(tensor, streamArg(py::none(), tensor), "register_buffer");
+        StreamArg current = streamArg(py::none(), tensor);
+        TensorArg t = tensorArg(tensor, current, "register_buffer");
         const size_t bytes = t.count * collectives::dataTypeSize(t.type);
         py::gil_scoped_release release;
         self.registerBuffer(t.data, bytes);
@@ -306,7 +309,8 @@ void bindRegistration(py::class_<Collectives>& cls) {
   cls.def(
       "deregister_buffer",
       [](Collectives& self, py::handle tensor) {
-        TensorArg t = tensorArg(tensor, streamArg(py::none(), tensor), "deregister_buffer");
+        StreamArg current = streamArg(py::none(), tensor);
+        TensorArg t = tensorArg(tensor, current, "deregister_buffer");
         py::gil_scoped_release release;
         self.deregisterBuffer(t.data);
       },

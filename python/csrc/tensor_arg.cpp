@@ -314,10 +314,10 @@ StreamArg streamArg(const py::handle& stream, const py::handle& tensor) {
   return {handle, Framework::Other};
 }
 
-TensorArg tensorArg(const py::handle& tensor, const StreamArg& stream, const char* what) {
+TensorArg tensorArg(const py::handle& tensor, StreamArg& stream, const char* what) {
   const Framework framework = frameworkOf(tensor);
-  // The stream is this tensor's framework's current one: nothing to order.
-  const bool ownStream = framework != Framework::Other && framework == stream.current;
+  // The stream is this tensor's framework's current one, or is already ordered after it: nothing to order.
+  const bool ownStream = framework != Framework::Other && (framework == stream.current || framework == stream.ordered);
   std::optional<TensorArg> direct;
   if (framework == Framework::Torch) direct = torchTensor(tensor);
   if (framework == Framework::Cupy) direct = cupyArray(tensor);
@@ -325,6 +325,7 @@ TensorArg tensorArg(const py::handle& tensor, const StreamArg& stream, const cha
   if (!ownStream) {
     const std::optional<cudaStream_t> producer = currentStreamOf(framework);
     if (producer.has_value() && *producer != stream.handle) orderAfter(*producer, stream.handle);
+    stream.ordered = framework;
   }
   return *direct;
 }

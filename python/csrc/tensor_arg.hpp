@@ -27,10 +27,13 @@ enum class Framework { Torch, Cupy, Other };
 
 /// The CUDA stream to enqueue on. `current` names the framework whose current stream it is (the caller
 /// passed None), Other when the caller named the stream: a tensor of another framework has its producer's
-/// current stream ordered before `handle`, as DLPack's `stream` argument asks of a producer.
+/// current stream ordered before `handle`, as DLPack's `stream` argument asks of a producer. `ordered`
+/// names the framework whose current stream one call's earlier tensor already ordered (or found equal),
+/// so that the second tensor of a call costs no second lookup (about 1.5 us in cupy).
 struct StreamArg {
   cudaStream_t handle;
   Framework current;
+  Framework ordered = Framework::Other;
 };
 
 /// `stream` is an int (a cudaStream_t), an object with `cuda_stream` (torch.cuda.Stream) or `ptr`
@@ -44,7 +47,7 @@ StreamArg streamArg(const py::handle& stream, const py::handle& tensor);
 /// `stream` when the two differ (an event recorded on the one and waited for on the other, as torch and
 /// cupy do for `__dlpack__(stream=...)`). Error(InvalidUsage), naming `what`, for a tensor that is not on
 /// this thread's current GPU, not contiguous, or of a type collectives lack.
-TensorArg tensorArg(const py::handle& tensor, const StreamArg& stream, const char* what);
+TensorArg tensorArg(const py::handle& tensor, StreamArg& stream, const char* what);
 
 }  // namespace mscclpp::python
 
