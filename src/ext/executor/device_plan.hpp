@@ -116,13 +116,26 @@ struct DeviceContext {
   uint32_t nThreads;
   uint8_t dataType;    // DataType
   uint8_t packetType;  // PacketType
+  bool packetPlan;     // the plan's protocol is LL: the kernel bound to kPacketPlanThreads
   DeviceSyncer* syncers;
   DeviceSemaphore* semaphores;
   uint32_t* epochs;      // per thread block: executions so far, the packet flag of the next one
   uint64_t scratchHalf;  // double scratch: the byte offset of the second half; 0 otherwise
 };
 
-/// Launches the interpreter: one block per plan thread block, the kernel picked by data and packet type.
+/// Threads per interpreter block, by plan kind. Every operation spreads its work over blockDim.x, so
+/// the count changes only how the work is split, and the kernel is compiled for the most it may get.
+/// A plan without packet operations runs on min(its num_threads_per_block, kSimplePlanThreads): with
+/// 1024 threads a thread has 64 registers, too few for the interpreter's state beside a reduction's
+/// words, and the compiler then keeps the operation loop's position in local memory and reloads it at
+/// every operation (a round trip of ~400 cycles); with 512 it has 128 registers and spills nothing. A
+/// packet plan keeps its own count, up to 1024: a packet operation waits on one packet per thread, so
+/// it needs every thread in flight more than it loses to the reloads.
+constexpr uint32_t kSimplePlanThreads = 512;
+constexpr uint32_t kPacketPlanThreads = 1024;
+
+/// Launches the interpreter: one block per plan thread block, the kernel picked by data type, packet
+/// type and plan kind.
 void launchInterpreter(const DeviceContext& ctx, cudaStream_t stream);
 
 struct Where;

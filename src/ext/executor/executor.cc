@@ -333,7 +333,9 @@ struct Executor::Impl {
     d.tables = res.tables.get();
     d.tableBytes = tables.tableBytes;
     d.nBlocks = static_cast<uint32_t>(r.blocks.size());
-    d.nThreads = static_cast<uint32_t>(ctx.plan->nThreadsPerBlock);
+    d.packetPlan = ctx.plan->isUsingPacket;
+    d.nThreads = std::min(static_cast<uint32_t>(ctx.plan->nThreadsPerBlock),
+                          d.packetPlan ? kPacketPlanThreads : kSimplePlanThreads);
     d.packetType = static_cast<uint8_t>(packetType);
     d.syncers = ctx.syncers.get();
     d.semaphores = ctx.deviceSemaphores.get();

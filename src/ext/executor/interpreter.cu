@@ -6,11 +6,13 @@
 // the reference, operations do not wait for one another inside a block: a plan puts a "nop"
 // (__syncthreads) where the threads of an operation must all be done before the next begins (e.g.
 // between a wait and the reads it guards). One kernel per data type and packet type, so that the inner
-// loops of the reductions and packet operations are compiled for exactly one of each.
+// loops of the reductions and packet operations are compiled for exactly one of each, and one per data
+// type for plans without packet operations, compiled for fewer threads (device_plan.hpp says why).
 
 #include <mscclpp/executor.hpp>
 #include <mscclpp/gpu_data_types.hpp>
 #include <mscclpp/gpu_utils.hpp>
+#include <type_traits>
 
 #include "common/checks.hpp"
 #include "ext/executor/device_plan.hpp"
@@ -20,6 +22,17 @@
 namespace mscclpp::executor {
 
 namespace {
+
+/// The packet type of the kernels for plans without packet operations (the parser refuses a packet
+/// operation in a plan whose protocol is not LL): their packet cases compile to nothing, which leaves
+/// the registers to the rest, and one kernel per data type serves both packet types.
+struct NoPackets {};
+
+template <typename P>
+constexpr bool kHasPackets = !std::is_same_v<P, NoPackets>;
+
+template <typename P>
+constexpr uint32_t kMaxThreads = kHasPackets<P> ? kPacketPlanThreads : kSimplePlanThreads;
 
 template <typename T, typename P>
 __device__ void runOp(const Block& b, const DeviceOp& op, uint64_t off, uint64_t unit) {
@@ -54,20 +67,20 @@ __device__ void runOp(const Block& b, const DeviceOp& op, uint64_t off, uint64_t
       runReduce<T>(b, op, o, off, unit);
       break;
     case OpType::PutPackets:
-      runPutPackets<P>(b, op, o, off, unit);
+      if constexpr (kHasPackets<P>) runPutPackets<P>(b, op, o, off, unit);
       break;
     case OpType::ReadPutPackets:
-      runReadPutPackets<P>(b, op, o, off, unit);
+      if constexpr (kHasPackets<P>) runReadPutPackets<P>(b, op, o, off, unit);
       break;
     case OpType::CopyPackets:
     case OpType::UnpackPackets:
-      runCopyPackets<P>(b, op, o, off, unit);
+      if constexpr (kHasPackets<P>) runCopyPackets<P>(b, op, o, off, unit);
       break;
     case OpType::ReducePackets:
     case OpType::ReduceCopyPackets:
     case OpType::ReduceSendPackets:
     case OpType::ReduceCopySendPackets:
-      runReducePackets<T, P>(b, op, o, off, unit);
+      if constexpr (kHasPackets<P>) runReducePackets<T, P>(b, op, o, off, unit);
       break;
     case OpType::SemAcquire:
     case OpType::SemRelease:
@@ -79,7 +92,7 @@ __device__ void runOp(const Block& b, const DeviceOp& op, uint64_t off, uint64_t
 }
 
 template <typename T, typename P>
-__global__ void __launch_bounds__(1024, 1) interpreterKernel(DeviceContext ctx) {
+__global__ void __launch_bounds__(kMaxThreads<P>, 1) interpreterKernel(DeviceContext ctx) {
   extern __shared__ uint4 table[];
   __shared__ uint32_t flag;
   // One coalesced copy of the whole table: afterwards every decode is a shared-memory read.
@@ -119,9 +132,10 @@ __global__ void __launch_bounds__(1024, 1) interpreterKernel(DeviceContext ctx) 
   }
 }
 
-/// The kernel for element type T and `packetType`.
+/// The kernel for element type T, `packetType` and the plan kind.
 template <typename T>
-const void* kernelFor(PacketType packetType) {
+const void* kernelFor(PacketType packetType, bool packetPlan) {
+  if (!packetPlan) return reinterpret_cast<const void*>(&interpreterKernel<T, NoPackets>);
   switch (packetType) {
     case PacketType::LL8:
       return reinterpret_cast<const void*>(&interpreterKernel<T, LL8Packet>);
@@ -131,28 +145,29 @@ const void* kernelFor(PacketType packetType) {
   return nullptr;
 }
 
-/// The kernel for `dataType` and `packetType`; null for a combination Executor::execute refuses.
-const void* kernelFor(DataType dataType, PacketType packetType) {
+/// The kernel for `dataType`, `packetType` and the plan kind; null for a combination Executor::execute
+/// refuses.
+const void* kernelFor(DataType dataType, PacketType packetType, bool packetPlan) {
   switch (dataType) {
     case DataType::INT32:
-      return kernelFor<int32_t>(packetType);
+      return kernelFor<int32_t>(packetType, packetPlan);
     case DataType::UINT32:
-      return kernelFor<uint32_t>(packetType);
+      return kernelFor<uint32_t>(packetType, packetPlan);
     case DataType::FLOAT16:
-      return kernelFor<__half>(packetType);
+      return kernelFor<__half>(packetType, packetPlan);
     case DataType::FLOAT32:
-      return kernelFor<float>(packetType);
+      return kernelFor<float>(packetType, packetPlan);
     case DataType::BFLOAT16:
-      return kernelFor<__bfloat16>(packetType);
+      return kernelFor<__bfloat16>(packetType, packetPlan);
     case DataType::FP8_E4M3:
 #if defined(__FP8_TYPES_EXIST__)
-      return kernelFor<__fp8_e4m3>(packetType);
+      return kernelFor<__fp8_e4m3>(packetType, packetPlan);
 #else
       return nullptr;
 #endif
     case DataType::FP8_E5M2:
 #if defined(__FP8_TYPES_EXIST__)
-      return kernelFor<__fp8_e5m2>(packetType);
+      return kernelFor<__fp8_e5m2>(packetType, packetPlan);
 #else
       return nullptr;
 #endif
@@ -163,8 +178,11 @@ const void* kernelFor(DataType dataType, PacketType packetType) {
 }  // namespace
 
 void launchInterpreter(const DeviceContext& ctx, cudaStream_t stream) {
-  const void* kernel = kernelFor(static_cast<DataType>(ctx.dataType), static_cast<PacketType>(ctx.packetType));
+  const void* kernel =
+      kernelFor(static_cast<DataType>(ctx.dataType), static_cast<PacketType>(ctx.packetType), ctx.packetPlan);
   MSCCLPP_ASSERT(kernel != nullptr, "no interpreter kernel for this data type and packet type");
+  MSCCLPP_ASSERT(ctx.nThreads <= (ctx.packetPlan ? kPacketPlanThreads : kSimplePlanThreads),
+                 "more interpreter threads than the kernel is compiled for");
   DeviceContext arg = ctx;
   void* args[] = {&arg};
   MSCCLPP_CUDATHROW(cudaLaunchKernel(kernel, dim3(ctx.nBlocks), dim3(ctx.nThreads), args, ctx.tableBytes, stream));
@@ -185,10 +203,12 @@ void reserveInterpreterSharedMemory(uint32_t bytes, const Where& where) {
   for (DataType t : {DataType::INT32, DataType::UINT32, DataType::FLOAT16, DataType::FLOAT32, DataType::BFLOAT16,
                      DataType::FP8_E4M3, DataType::FP8_E5M2}) {
     for (PacketType p : {PacketType::LL8, PacketType::LL16}) {
-      const void* kernel = kernelFor(t, p);
-      if (kernel != nullptr) {
-        MSCCLPP_CUDATHROW(
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+      for (bool packetPlan : {false, true}) {
+        const void* kernel = kernelFor(t, p, packetPlan);
+        if (kernel != nullptr) {
+          MSCCLPP_CUDATHROW(
+              cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+        }
       }
     }
   }
