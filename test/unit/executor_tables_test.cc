@@ -172,4 +172,20 @@ TEST(ExecutorTablesTest, PacketRangesSitAtTwiceTheirPayloadOffset) {
   EXPECT_EQ(packetRanges, static_cast<int>(r.blocks.size()));
 }
 
+TEST(ExecutorTablesTest, SimplePlansRunOnAtMost512ThreadsAndPacketPlansOnTheirOwnCount) {
+  // MSCCL++'s own plans ask for 1024 threads per block.
+  EXPECT_EQ(interpreterThreads(1024, false), kSimplePlanThreads);
+  EXPECT_EQ(kSimplePlanThreads, 512u);
+  EXPECT_EQ(interpreterThreads(256, false), 256u);
+  EXPECT_EQ(interpreterThreads(1024, true), 1024u);
+  EXPECT_EQ(interpreterThreads(96, true), 96u);
+  // The parsed plans decide by their protocol.
+  const ExecutionPlan simple(kPlanDir + "/allreduce_oneshot_2ranks.json", 0);
+  const ExecutionPlan packets(kPlanDir + "/allgather_ll_memory_2ranks.json", 0);
+  const auto& s = *ExecutionPlanAccess::impl(simple);
+  const auto& p = *ExecutionPlanAccess::impl(packets);
+  EXPECT_EQ(interpreterThreads(s.nThreadsPerBlock, s.isUsingPacket), 512u);
+  EXPECT_EQ(interpreterThreads(p.nThreadsPerBlock, p.isUsingPacket), 1024u);
+}
+
 }  // namespace

@@ -134,6 +134,13 @@ struct DeviceContext {
 constexpr uint32_t kSimplePlanThreads = 512;
 constexpr uint32_t kPacketPlanThreads = 1024;
 
+/// The threads per interpreter block of a plan with `planThreads` (its num_threads_per_block) threads
+/// per block, whose protocol is LL (`packetPlan`) or not.
+inline uint32_t interpreterThreads(int planThreads, bool packetPlan) {
+  const uint32_t most = packetPlan ? kPacketPlanThreads : kSimplePlanThreads;
+  return static_cast<uint32_t>(planThreads) < most ? static_cast<uint32_t>(planThreads) : most;
+}
+
 /// Launches the interpreter: one block per plan thread block, the kernel picked by data type, packet
 /// type and plan kind.
 void launchInterpreter(const DeviceContext& ctx, cudaStream_t stream);

@@ -334,8 +334,7 @@ struct Executor::Impl {
     d.tableBytes = tables.tableBytes;
     d.nBlocks = static_cast<uint32_t>(r.blocks.size());
     d.packetPlan = ctx.plan->isUsingPacket;
-    d.nThreads = std::min(static_cast<uint32_t>(ctx.plan->nThreadsPerBlock),
-                          d.packetPlan ? kPacketPlanThreads : kSimplePlanThreads);
+    d.nThreads = interpreterThreads(ctx.plan->nThreadsPerBlock, d.packetPlan);
     d.packetType = static_cast<uint8_t>(packetType);
     d.syncers = ctx.syncers.get();
     d.semaphores = ctx.deviceSemaphores.get();
