@@ -8,7 +8,7 @@
 // (one flag hop plus the packet writes). Used for all-reduce, reduce-scatter, all-gather and
 // all-to-all, whose every call moves data both ways between every pair.
 //
-// Epochs. Block b keeps its own count of the LL calls it took part in (llEpochs[b], local memory);
+// Epochs. Block b keeps its own count of the LL calls it took part in (llEpochs[b], device memory);
 // call e writes into half e % 2 of the block's slots with a flag derived from e. A packet of an older
 // call never carries the flag of e (the flags of e and e - 2 differ), so no slot is ever cleared.
 // Why writing half e % 2 in call e cannot overwrite packets a peer has not read yet: those were
@@ -40,14 +40,10 @@ template <LLMode Mode, typename T, ReduceSpec::Kind Kind>
 __global__ void __launch_bounds__(kBlockThreads)
     llKernel(DeviceState s, const char* send, char* recv, uint64_t segBytes, PacketTiling pt, ReduceSpec spec) {
   const uint32_t b = blockIdx.x;
-  __shared__ uint64_t epochShared;
-  if (threadIdx.x == 0) {
-    const uint64_t e = s.llEpochs[b] + 1;
-    s.llEpochs[b] = e;
-    epochShared = e;
-  }
-  __syncthreads();
-  const uint64_t epoch = epochShared;
+  // Every thread reads the block's epoch itself, so that this read overlaps the loads of its first
+  // words instead of preceding them behind a __syncthreads; thread 0 stores the next one at the end,
+  // after a __syncthreads, when no thread of the block can still read the old value.
+  const uint64_t epoch = s.llEpochs[b] + 1;
   const uint32_t half = static_cast<uint32_t>(epoch & 1);
   const uint32_t flag = llFlag(epoch);
   const uint64_t begin = pt.begin(b), end = pt.end(b);
@@ -76,14 +72,17 @@ __global__ void __launch_bounds__(kBlockThreads)
     }
   }
 
+  // This rank's own word is loaded before the peers' packets are awaited, so that its latency hides
+  // behind theirs rather than adding to the last one's where this rank comes late in the order.
   const char* own = kPerPeerSegment ? send + rank * segBytes : send;
   if (Mode == LLMode::AllReduce || Mode == LLMode::ReduceScatter) {
     for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+      const uint2 mine = prepareWord<T, Kind, 8>(r, load8(own, i * 8, segBytes));
       VecAcc<T, Kind, 8> acc;
       for (int q = 0; q < n; ++q) {
         Vec<T, 8> v;
         if (q == rank) {
-          v.raw = prepareWord<T, Kind, 8>(r, load8(own, i * 8, segBytes));
+          v.raw = mine;
         } else {
           const LL16Packet* slot = reinterpret_cast<const LL16Packet*>(s.scratch[rank] + s.layout.llSlot(half, b, q));
           v.raw = slot[i - begin].read(flag, kSpinLimit);
@@ -97,12 +96,14 @@ __global__ void __launch_bounds__(kBlockThreads)
       store8(recv, i * 8, segBytes, acc.end(r).raw);
     }
   } else {
+    const bool ownInPlace = own == recv + rank * segBytes;
     for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+      const uint2 mine = ownInPlace ? make_uint2(0, 0) : load8(own, i * 8, segBytes);
       for (int q = 0; q < n; ++q) {
         uint2 w;
         if (q == rank) {
-          if (own == recv + rank * segBytes) continue;
-          w = load8(own, i * 8, segBytes);
+          if (ownInPlace) continue;
+          w = mine;
         } else {
           const LL16Packet* slot = reinterpret_cast<const LL16Packet*>(s.scratch[rank] + s.layout.llSlot(half, b, q));
           w = slot[i - begin].read(flag, kSpinLimit);
@@ -111,6 +112,8 @@ __global__ void __launch_bounds__(kBlockThreads)
       }
     }
   }
+  __syncthreads();
+  if (threadIdx.x == 0) s.llEpochs[b] = epoch;
 }
 
 template <LLMode Mode>

@@ -52,14 +52,9 @@ template <typename T, ReduceSpec::Kind Kind>
 __global__ void __launch_bounds__(kBlockThreads)
     llTwoShotKernel(DeviceState s, const char* send, char* recv, uint64_t bytes, PacketTiling pt, ReduceSpec spec) {
   const uint32_t b = blockIdx.x;
-  __shared__ uint64_t epochShared;
-  if (threadIdx.x == 0) {
-    const uint64_t e = s.llEpochs[b] + 1;
-    s.llEpochs[b] = e + 1;
-    epochShared = e;
-  }
-  __syncthreads();
-  const uint64_t epoch = epochShared;
+  // As in ll_one_shot.cu, every thread reads the epoch; thread 0 stores the next one after the
+  // __syncthreads between the shots, which every thread passes only after its read.
+  const uint64_t epoch = s.llEpochs[b] + 1;
   const uint32_t halfA = static_cast<uint32_t>(epoch & 1), halfB = halfA ^ 1u;
   const uint32_t flagA = llFlagOf(epoch), flagB = llFlagOf(epoch + 1);
   const uint64_t begin = pt.begin(b), end = pt.end(b);
@@ -79,11 +74,13 @@ __global__ void __launch_bounds__(kBlockThreads)
   // Reduce my chunk's part in rank order; keep the result in the output and hand it to every peer.
   for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
     const uint64_t off = rank * chunkBytes + i * 8;
+    // Loaded before the peers' packets are awaited (see ll_one_shot.cu).
+    const uint2 mine = prepareWord<T, Kind, 8>(r, loadPadded(send, off, bytes));
     VecAcc<T, Kind, 8> acc;
     for (int q = 0; q < n; ++q) {
       Vec<T, 8> v;
       if (q == rank) {
-        v.raw = prepareWord<T, Kind, 8>(r, loadPadded(send, off, bytes));
+        v.raw = mine;
       } else {
         const LL16Packet* slot = reinterpret_cast<const LL16Packet*>(s.scratch[rank] + s.layout.llSlot(halfA, b, q));
         v.raw = slot[i - begin].read(flagA, kSpinLimit);
@@ -107,6 +104,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   // Shot B: the peers' reduced chunks into my output. In place, these bytes were read above (to be
   // sent in shot A) by other threads of this block: wait for all of them.
   __syncthreads();
+  if (threadIdx.x == 0) s.llEpochs[b] = epoch + 1;
   for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
     for (int t = 0; t < n - 1; ++t) {
       const int q = t < rank ? t : t + 1;
