@@ -19,6 +19,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mscclpp/collectives.hpp>
 #include <mscclpp/env.hpp>
@@ -1087,6 +1088,50 @@ TEST_F(CollectivesMpTest, BadArgumentsAreRejected) {
   EXPECT_THROW(coll().allReduce(buf.ptr, buf.ptr, 4, DataType::Float32, sum, stream), Error)
       << "collective inside a group";
   coll().groupEnd();
+  // Counts whose byte size wraps, and counts whose byte size fits in 64 bits but is more than a buffer
+  // of one call may hold (2^56 bytes), are refused on every rank before anything is launched.
+  auto refused = [&](const char* what, size_t count, const std::function<void()>& call) {
+    try {
+      call();
+      ADD_FAILURE() << what << " of " << count << " floats was not refused";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.getErrorCode(), mscclpp::ErrorCode::InvalidUsage) << what;
+      EXPECT_NE(std::string(e.what()).find("bytes a buffer of one call may hold"), std::string::npos) << e.what();
+    }
+  };
+  const int next = (rank + 1) % nRanks;
+  auto perRankCalls = [&](size_t c) {
+    refused("allGather", c, [&] { coll().allGather(buf.ptr, buf.ptr, c, DataType::Float32, stream); });
+    refused("reduceScatter", c, [&] { coll().reduceScatter(buf.ptr, buf.ptr, c, DataType::Float32, sum, stream); });
+    refused("allToAll", c, [&] { coll().allToAll(buf.ptr, buf.ptr, c, DataType::Float32, stream); });
+    refused("gather", c, [&] { coll().gather(buf.ptr, buf.ptr, c, DataType::Float32, 0, stream); });
+    refused("scatter", c, [&] { coll().scatter(buf.ptr, buf.ptr, c, DataType::Float32, 0, stream); });
+  };
+  const size_t wraps = SIZE_MAX / 4 + 2;               // x 4 bytes wraps to 4
+  const size_t pastLimit = (size_t{1} << 56) / 4 + 1;  // x 4 bytes is 4 more than 2^56
+  for (size_t c : {wraps, pastLimit}) {
+    refused("allReduce", c, [&] { coll().allReduce(buf.ptr, buf.ptr, c, DataType::Float32, sum, stream); });
+    refused("reduce", c, [&] { coll().reduce(buf.ptr, buf.ptr, c, DataType::Float32, sum, 0, stream); });
+    refused("broadcast", c, [&] { coll().broadcast(buf.ptr, buf.ptr, c, DataType::Float32, 0, stream); });
+    refused("send", c, [&] { coll().send(buf.ptr, c, DataType::Float32, next, stream); });
+    refused("recv", c, [&] { coll().recv(buf.ptr, c, DataType::Float32, next, stream); });
+    perRankCalls(c);
+    std::vector<size_t> counts(nRanks, 0), displs(nRanks, 0);
+    counts[rank] = c;
+    refused("allToAllv", c,
+            [&] { coll().allToAllv(buf.ptr, counts, displs, buf.ptr, counts, displs, DataType::Float32, stream); });
+  }
+  // Fits alone, but not times the rank count: the calls with a buffer of count per rank refuse it.
+  if (nRanks > 1) perRankCalls(pastLimit / nRanks + 1);
+  // Nothing of the refused calls reached the GPU: the object still computes right.
+  {
+    std::vector<float> values(64, 1.f);
+    CUDA_OK(cudaMemcpy(buf.ptr, values.data(), 64 * sizeof(float), cudaMemcpyHostToDevice));
+    coll().allReduce(buf.ptr, buf.ptr, 64, DataType::Float32, sum, stream);
+    CUDA_OK(cudaStreamSynchronize(stream));
+    CUDA_OK(cudaMemcpy(values.data(), buf.ptr, 64 * sizeof(float), cudaMemcpyDeviceToHost));
+    for (float v : values) ASSERT_EQ(v, static_cast<float>(nRanks));
+  }
   const std::vector<size_t> tooShort(nRanks > 1 ? nRanks - 1 : 0);
   EXPECT_THROW(coll().allToAllv(buf.ptr, tooShort, tooShort, buf.ptr, tooShort, tooShort, DataType::Int8, stream),
                Error);

@@ -229,16 +229,16 @@ TEST(NcclArguments, AValidCallPassesTheChecksAndReachesTheRunStep) {
   EXPECT_NE(lastError().find("cannot run"), std::string::npos) << lastError();
 }
 
-TEST(NcclArguments, CountsWhoseByteSizeOverflowsAreInvalidArgumentAtOneAndTwoRanks) {
+TEST(NcclArguments, CountsWhoseByteSizeOverflowsOrPassesTheLimitAreInvalidArgumentAtOneAndTwoRanks) {
   float x = 0;
   for (int nRanks : {1, 2}) {
     auto comm = detachedComm(0, nRanks);
     const std::vector<mscclpp::test::OverflowCase> cases = mscclpp::test::overflowCases(0, nRanks, &x);
-    EXPECT_EQ(cases.size(), nRanks == 1 ? 11u : 16u);
+    EXPECT_EQ(cases.size(), nRanks == 1 ? 22u : 27u);
     for (const mscclpp::test::OverflowCase& c : cases) {
       EXPECT_EQ(c.run(comm.get(), nullptr), ncclInvalidArgument) << c.call << " count " << c.count << " at " << nRanks;
       EXPECT_TRUE(startsWith(lastError(), c.call + ": ")) << lastError();
-      EXPECT_NE(lastError().find("overflows size_t"), std::string::npos) << lastError();
+      EXPECT_NE(lastError().find("bytes a buffer of one call may hold"), std::string::npos) << lastError();
     }
   }
 }

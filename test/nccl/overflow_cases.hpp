@@ -3,7 +3,9 @@
 
 // Calls of every NCCL operation whose buffer sizes cannot be counted in size_t: a count whose byte
 // size (count x 4 for float) wraps, for every operation, and, with several ranks, a count whose byte
-// size fits but whose count x ranks x 4 wraps, for the operations with a buffer of count per rank.
+// size fits but whose count x ranks x 4 wraps, for the operations with a buffer of count per rank;
+// and calls whose byte size fits in size_t but is above the 2^56 bytes a buffer of one call may hold
+// (beyond any GPU's memory; sizes derived from larger ones could wrap inside the library).
 // Every one must be refused with ncclInvalidArgument. Shared by the tests without a GPU
 // (nccl_api_test.cc) and on the GPU (nccl_mp_test.cc).
 
@@ -60,6 +62,9 @@ inline std::vector<OverflowCase> overflowCases(int rank, int nRanks, void* buf) 
     std::vector<OverflowCase> perRank = forCount(SIZE_MAX / (4 * static_cast<size_t>(nRanks)) + 1, true);
     cases.insert(cases.end(), perRank.begin(), perRank.end());
   }
+  // count x 4 fits in size_t but is 4 bytes more than 2^56.
+  std::vector<OverflowCase> aboveLimit = forCount((size_t{1} << 56) / 4 + 1, false);
+  cases.insert(cases.end(), aboveLimit.begin(), aboveLimit.end());
   return cases;
 }
 

@@ -21,6 +21,7 @@
 #include "ext/collectives/registry.hpp"
 #include "ext/collectives/selection.hpp"
 #include "ext/collectives/tuning.hpp"
+#include "ext/common/call_bytes.hpp"
 #include "ext/common/messages.hpp"
 #include "ext/common/tags.hpp"
 
@@ -163,6 +164,15 @@ struct Collectives::Impl {
     MSCCLPP_CHECK_USAGE(elementAligned(ptr, dataTypeSize(type)), what, ": buffer ", ptr, " is not aligned to its ",
                         dataTypeName(type), " elements");
   }
+  /// The bytes of `count` elements of `type`, after checking that `parts` times as many fit in one
+  /// buffer of a call (ext::kMaxCallBytes), so that no count wraps into a small size.
+  size_t segmentBytes(size_t count, DataType type, size_t parts, const char* what) const {
+    uint64_t total = 0;
+    MSCCLPP_CHECK_USAGE(ext::callBytes(count, parts, dataTypeSize(type), total), what, ": ", count, " elements of ",
+                        dataTypeName(type), parts > 1 ? concat(" for each of ", parts, " ranks") : std::string(),
+                        " are more than the ", ext::kMaxCallBytes, " bytes a buffer of one call may hold");
+    return count * dataTypeSize(type);
+  }
   void checkRoot(int root, const char* what) const {
     MSCCLPP_CHECK_USAGE(root >= 0 && root < nRanks, what, ": root ", root, " out of [0, ", nRanks, ")");
   }
@@ -269,7 +279,7 @@ void Collectives::allReduce(const void* send, void* recv, size_t count, DataType
                             cudaStream_t stream) {
   Impl& m = *pimpl_;
   m.checkNotInGroup("allReduce");
-  const size_t bytes = count * dataTypeSize(type);
+  const size_t bytes = m.segmentBytes(count, type, 1, "allReduce");
   m.checkBuffer(send, bytes, type, "allReduce send");
   m.checkBuffer(recv, bytes, type, "allReduce recv");
   const ReduceSpec spec = makeReduceSpec(op);
@@ -292,7 +302,7 @@ void Collectives::reduceScatter(const void* send, void* recv, size_t count, Data
                                 cudaStream_t stream) {
   Impl& m = *pimpl_;
   m.checkNotInGroup("reduceScatter");
-  const size_t bytes = count * dataTypeSize(type);
+  const size_t bytes = m.segmentBytes(count, type, m.nRanks, "reduceScatter");
   m.checkBuffer(send, bytes * m.nRanks, type, "reduceScatter send");
   m.checkBuffer(recv, bytes, type, "reduceScatter recv");
   const ReduceSpec spec = makeReduceSpec(op);
@@ -314,7 +324,7 @@ void Collectives::reduce(const void* send, void* recv, size_t count, DataType ty
   Impl& m = *pimpl_;
   m.checkNotInGroup("reduce");
   m.checkRoot(root, "reduce");
-  const size_t bytes = count * dataTypeSize(type);
+  const size_t bytes = m.segmentBytes(count, type, 1, "reduce");
   m.checkBuffer(send, bytes, type, "reduce send");
   if (m.rank == root) m.checkBuffer(recv, bytes, type, "reduce recv");
   const ReduceSpec spec = makeReduceSpec(op);
@@ -325,7 +335,7 @@ void Collectives::reduce(const void* send, void* recv, size_t count, DataType ty
 void Collectives::allGather(const void* send, void* recv, size_t count, DataType type, cudaStream_t stream) {
   Impl& m = *pimpl_;
   m.checkNotInGroup("allGather");
-  const size_t bytes = count * dataTypeSize(type);
+  const size_t bytes = m.segmentBytes(count, type, m.nRanks, "allGather");
   m.checkBuffer(send, bytes, type, "allGather send");
   m.checkBuffer(recv, bytes * m.nRanks, type, "allGather recv");
   if (count == 0) return;
@@ -356,7 +366,7 @@ void Collectives::allGather(const void* send, void* recv, size_t count, DataType
 void Collectives::allToAll(const void* send, void* recv, size_t count, DataType type, cudaStream_t stream) {
   Impl& m = *pimpl_;
   m.checkNotInGroup("allToAll");
-  const size_t bytes = count * dataTypeSize(type);
+  const size_t bytes = m.segmentBytes(count, type, m.nRanks, "allToAll");
   m.checkBuffer(send, bytes * m.nRanks, type, "allToAll send");
   m.checkBuffer(recv, bytes * m.nRanks, type, "allToAll recv");
   if (count == 0) return;
@@ -397,6 +407,12 @@ void Collectives::allToAllv(const void* send, const std::vector<size_t>& sendCou
   MSCCLPP_CHECK_USAGE(sendCounts[m.rank] == recvCounts[m.rank], "allToAllv: this rank sends itself ",
                       sendCounts[m.rank], " elements but receives ", recvCounts[m.rank]);
   const size_t es = dataTypeSize(type);
+  for (size_t p = 0; p < n; ++p) {
+    m.segmentBytes(sendCounts[p], type, 1, "allToAllv send count");
+    m.segmentBytes(sendDispls[p], type, 1, "allToAllv send displacement");
+    m.segmentBytes(recvCounts[p], type, 1, "allToAllv receive count");
+    m.segmentBytes(recvDispls[p], type, 1, "allToAllv receive displacement");
+  }
   m.checkBuffer(send, 1, type, "allToAllv send");
   m.checkBuffer(recv, 1, type, "allToAllv recv");
   const char* in = static_cast<const char*>(send);
@@ -414,7 +430,7 @@ void Collectives::broadcast(const void* send, void* recv, size_t count, DataType
   Impl& m = *pimpl_;
   m.checkNotInGroup("broadcast");
   m.checkRoot(root, "broadcast");
-  const size_t bytes = count * dataTypeSize(type);
+  const size_t bytes = m.segmentBytes(count, type, 1, "broadcast");
   if (m.rank == root) m.checkBuffer(send, bytes, type, "broadcast send");
   m.checkBuffer(recv, bytes, type, "broadcast recv");
   if (count == 0) return;
@@ -440,7 +456,7 @@ void Collectives::gather(const void* send, void* recv, size_t count, DataType ty
   Impl& m = *pimpl_;
   m.checkNotInGroup("gather");
   m.checkRoot(root, "gather");
-  const size_t bytes = count * dataTypeSize(type);
+  const size_t bytes = m.segmentBytes(count, type, m.nRanks, "gather");
   m.checkBuffer(send, bytes, type, "gather send");
   if (m.rank == root) m.checkBuffer(recv, bytes * m.nRanks, type, "gather recv");
   if (count == 0) return;
@@ -461,7 +477,7 @@ void Collectives::scatter(const void* send, void* recv, size_t count, DataType t
   Impl& m = *pimpl_;
   m.checkNotInGroup("scatter");
   m.checkRoot(root, "scatter");
-  const size_t bytes = count * dataTypeSize(type);
+  const size_t bytes = m.segmentBytes(count, type, m.nRanks, "scatter");
   if (m.rank == root) m.checkBuffer(send, bytes * m.nRanks, type, "scatter send");
   m.checkBuffer(recv, bytes, type, "scatter recv");
   if (count == 0) return;
@@ -519,7 +535,7 @@ void Collectives::groupEnd() {
 void Collectives::send(const void* buf, size_t count, DataType type, int peer, cudaStream_t stream) {
   Impl& m = *pimpl_;
   MSCCLPP_CHECK_USAGE(peer >= 0 && peer < m.nRanks, "send: peer ", peer, " out of [0, ", m.nRanks, ")");
-  const size_t bytes = count * dataTypeSize(type);
+  const size_t bytes = m.segmentBytes(count, type, 1, "send");
   m.checkBuffer(buf, bytes, type, "send");
   if (m.inGroup) {
     MSCCLPP_CHECK_USAGE(m.group.empty() || m.groupStream == stream, "send: every call of a group must use one stream");
@@ -536,7 +552,7 @@ void Collectives::send(const void* buf, size_t count, DataType type, int peer, c
 void Collectives::recv(void* buf, size_t count, DataType type, int peer, cudaStream_t stream) {
   Impl& m = *pimpl_;
   MSCCLPP_CHECK_USAGE(peer >= 0 && peer < m.nRanks, "recv: peer ", peer, " out of [0, ", m.nRanks, ")");
-  const size_t bytes = count * dataTypeSize(type);
+  const size_t bytes = m.segmentBytes(count, type, 1, "recv");
   m.checkBuffer(buf, bytes, type, "recv");
   if (m.inGroup) {
     MSCCLPP_CHECK_USAGE(m.group.empty() || m.groupStream == stream, "recv: every call of a group must use one stream");

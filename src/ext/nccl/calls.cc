@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "common/strings.hpp"
+#include "ext/common/call_bytes.hpp"
 #include "ext/nccl/comm.hpp"
 
 namespace mscclpp::nccl {
@@ -67,19 +68,17 @@ bool validOp(ncclComm* comm, ncclRedOp_t op, ncclDataType_t type, std::string& p
   return true;
 }
 
-/// Whether a buffer of `extent` fits in size_t bytes; else sets `problem`. Every rank checks both
-/// buffers, whether it passes them or not, so that all ranks refuse the same call.
+/// Whether a buffer of `extent` holds at most ext::kMaxCallBytes bytes (so that its size neither wraps
+/// nor wraps any size derived from it); else sets `problem`. Every rank checks both buffers, whether it
+/// passes them or not, so that all ranks refuse the same call.
 bool fitsInBytes(const CallInfo& info, Extent extent, size_t count, int nRanks, size_t typeSize, const char* buffer,
                  std::string& problem) {
-  size_t elements = count;
-  size_t bytes = 0;
   const bool perRank = extent == Extent::CountPerRank;
-  if ((!perRank || !__builtin_mul_overflow(count, static_cast<size_t>(nRanks), &elements)) &&
-      !__builtin_mul_overflow(elements, typeSize, &bytes)) {
-    return true;
-  }
+  uint64_t bytes = 0;
+  if (ext::callBytes(count, perRank ? static_cast<uint64_t>(nRanks) : 1, typeSize, bytes)) return true;
   problem = concat(info.countName, " ", count, perRank ? concat(" x ", nRanks, " ranks") : std::string(), " x ",
-                   typeSize, "-byte elements overflows size_t (the size of ", buffer, ")");
+                   typeSize, "-byte elements is more than the ", ext::kMaxCallBytes,
+                   " bytes a buffer of one call may hold (the size of ", buffer, ")");
   return false;
 }
 
