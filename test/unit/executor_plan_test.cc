@@ -553,6 +553,24 @@ TEST(ExecutorPlanTest, SizeChecks) {
   expectContains(resolveError(1024, 2048), {"differ in size"});
   expectContains(resolveError(32, 32), {"outside the plan's range [64, 1048576]"});
   expectContains(resolveError(4u << 20, 4u << 20), {"outside the plan's range"});
+  // Sizes past 2^56 bytes are refused before any size is derived from them (2^63 would wrap the scratch).
+  for (uint64_t huge : {(uint64_t{1} << 56) + 32, uint64_t{1} << 63}) {
+    expectContains(resolveError(huge, 1024), {"the input is larger than the 72057594037927936 bytes"});
+    expectContains(resolveError(1024, huge), {"the output is larger than the 72057594037927936 bytes"});
+  }
+
+  // Sizes within the limit whose scratch is not: chunks of 2^55 bytes, and a scratch of 6 of them as
+  // packets, doubled.
+  json open = twoRankPlan("allreduce_twoshot_ll_2ranks.json");
+  open["max_message_size"] = UINT64_MAX;
+  file.write(open.dump());
+  ExecutionPlan openPlan(file.path(), 0);
+  try {
+    ExecutionPlanAccess::impl(openPlan)->resolve(uint64_t{1} << 56, uint64_t{1} << 56, PacketType::LL16);
+    ADD_FAILURE() << "resolved";
+  } catch (const Error& e) {
+    expectContains(e.what(), {"the plan's scratch (6 chunks of 36028797018963968 bytes, 4 times) is larger than"});
+  }
 
   json ll = twoRankPlan("allreduce_oneshot_ll_2ranks.json");
   ll["buffer_alignment"] = 4;

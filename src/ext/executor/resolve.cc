@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "common/checks.hpp"
+#include "ext/common/call_bytes.hpp"
 #include "ext/executor/op_vocabulary.hpp"
 #include "ext/executor/plan.hpp"
 #include "ext/executor/plan_error.hpp"
@@ -69,6 +70,11 @@ class Resolver {
     const PlanGpu& gpu = plan_.self();
     const uint64_t align = plan_.bufferAlignment;
     auto fail = [&](const std::string& what) { Where{plan_.path, plan_.rank, ""}.fail(what + sizes()); };
+    // Bounded first, so that no size derived below (the scratch, packets of twice the payload) can wrap.
+    if (inputSize_ > ext::kMaxCallBytes || outputSize_ > ext::kMaxCallBytes) {
+      fail(concat("the ", inputSize_ > ext::kMaxCallBytes ? "input" : "output", " is larger than the ",
+                  ext::kMaxCallBytes, " bytes a buffer of one call may hold"));
+    }
     if (gpu.inputChunks > 0 && (inputSize_ % align != 0 || (inputSize_ / align) % gpu.inputChunks != 0)) {
       fail(concat("the input size is not a multiple of ", gpu.inputChunks, " chunks of ", align, "-byte units"));
     }
@@ -90,9 +96,15 @@ class Resolver {
     // double scratch starts at the same offset on every rank (peers write packets at that offset).
     uint32_t scratchChunks = 0;
     for (const auto& g : plan_.gpus) scratchChunks = std::max(scratchChunks, g.scratchChunks);
-    const uint64_t half = r_.chunkSize * scratchChunks * (plan_.isUsingPacket ? 2 : 1);
-    r_.scratchHalf = plan_.doubleScratchBuffer ? half : 0;
-    r_.scratchSize = plan_.doubleScratchBuffer ? 2 * half : half;
+    // Packets take twice their payload; a double scratch holds two such halves.
+    const uint64_t copies = (plan_.isUsingPacket ? 2 : 1) * (plan_.doubleScratchBuffer ? 2 : 1);
+    uint64_t scratchBytes = 0;
+    if (!ext::callBytes(r_.chunkSize, uint64_t{scratchChunks} * copies, 1, scratchBytes)) {
+      fail(concat("the plan's scratch (", scratchChunks, " chunks of ", r_.chunkSize, " bytes, ", copies,
+                  " times) is larger than the ", ext::kMaxCallBytes, " bytes a buffer of one call may hold"));
+    }
+    r_.scratchSize = scratchBytes;
+    r_.scratchHalf = plan_.doubleScratchBuffer ? scratchBytes / 2 : 0;
     payload_ = packetType_ == PacketType::LL8 ? 4 : 8;
 
     r_.remoteBytesNeeded.assign(gpu.remoteBuffers.size(), 0);
