@@ -21,7 +21,7 @@
 // bit-identical results. With PreMulSum each rank scales its own input before it writes the packets
 // and before it combines it, so every rank combines the same scaled values.
 
-#include "ext/collectives/device_common.hpp"
+#include "ext/collectives/ll_packets.hpp"
 
 namespace mscclpp {
 namespace collectives {
@@ -29,10 +29,6 @@ namespace collectives {
 namespace {
 
 enum class LLMode { AllReduce, ReduceScatter, AllGather, AllToAll };
-
-__device__ __forceinline__ uint32_t llFlag(uint64_t epoch) {
-  return static_cast<uint32_t>(epoch % 0xFFFFFFFEull) + 1;  // never 0, the value of fresh memory
-}
 
 /// One kernel for the four modes. segBytes is the per-peer segment; for the segment rank p gets from
 /// this rank: AllReduce/AllGather send the whole input, ReduceScatter/AllToAll their p-th part.
@@ -79,18 +75,20 @@ __global__ void __launch_bounds__(kBlockThreads)
     for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
       const uint2 mine = prepareWord<T, Kind, 8>(r, load8(own, i * 8, segBytes));
       VecAcc<T, Kind, 8> acc;
-      for (int q = 0; q < n; ++q) {
-        Vec<T, 8> v;
-        if (q == rank) {
-          v.raw = mine;
-        } else {
-          const LL16Packet* slot = reinterpret_cast<const LL16Packet*>(s.scratch[rank] + s.layout.llSlot(half, b, q));
-          v.raw = slot[i - begin].read(flag, kSpinLimit);
-        }
-        if (q == 0) {
-          acc.begin(r, v);
-        } else {
-          acc.add(r, v);
+      for (int q0 = 0; q0 < n; q0 += kPacketGroup) {
+        uint2 words[kPacketGroup];
+        receivePackets(s, half, b, q0, i - begin, flag, words);
+#pragma unroll
+        for (int j = 0; j < kPacketGroup; ++j) {
+          const int q = q0 + j;
+          if (q >= n) break;
+          Vec<T, 8> v;
+          v.raw = q == rank ? mine : words[j];
+          if (q == 0) {
+            acc.begin(r, v);
+          } else {
+            acc.add(r, v);
+          }
         }
       }
       store8(recv, i * 8, segBytes, acc.end(r).raw);
@@ -99,16 +97,16 @@ __global__ void __launch_bounds__(kBlockThreads)
     const bool ownInPlace = own == recv + rank * segBytes;
     for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
       const uint2 mine = ownInPlace ? make_uint2(0, 0) : load8(own, i * 8, segBytes);
-      for (int q = 0; q < n; ++q) {
-        uint2 w;
-        if (q == rank) {
-          if (ownInPlace) continue;
-          w = mine;
-        } else {
-          const LL16Packet* slot = reinterpret_cast<const LL16Packet*>(s.scratch[rank] + s.layout.llSlot(half, b, q));
-          w = slot[i - begin].read(flag, kSpinLimit);
+      for (int q0 = 0; q0 < n; q0 += kPacketGroup) {
+        uint2 words[kPacketGroup];
+        receivePackets(s, half, b, q0, i - begin, flag, words);
+#pragma unroll
+        for (int j = 0; j < kPacketGroup; ++j) {
+          const int q = q0 + j;
+          if (q >= n) break;
+          if (q == rank && ownInPlace) continue;
+          store8(recv + q * segBytes, i * 8, segBytes, q == rank ? mine : words[j]);
         }
-        store8(recv + q * segBytes, i * 8, segBytes, w);
       }
     }
   }

@@ -27,16 +27,12 @@
 // - Bit-identical results: each element is reduced once, by its owner, in rank order; the other
 //   ranks copy the bits. PreMulSum scales this rank's own input before it is sent or combined.
 
-#include "ext/collectives/device_common.hpp"
+#include "ext/collectives/ll_packets.hpp"
 
 namespace mscclpp {
 namespace collectives {
 
 namespace {
-
-__device__ __forceinline__ uint32_t llFlagOf(uint64_t epoch) {
-  return static_cast<uint32_t>(epoch % 0xFFFFFFFEull) + 1;  // never 0, the value of fresh memory
-}
 
 /// load8 and store8 for offsets that may lie past the message (the padding of the last chunk): zeros
 /// are read there and nothing is stored.
@@ -56,7 +52,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   // __syncthreads between the shots, which every thread passes only after its read.
   const uint64_t epoch = s.llEpochs[b] + 1;
   const uint32_t halfA = static_cast<uint32_t>(epoch & 1), halfB = halfA ^ 1u;
-  const uint32_t flagA = llFlagOf(epoch), flagB = llFlagOf(epoch + 1);
+  const uint32_t flagA = llFlag(epoch), flagB = llFlag(epoch + 1);
   const uint64_t begin = pt.begin(b), end = pt.end(b);
   const uint64_t chunkBytes = pt.packets * 8;
   const int rank = s.rank, n = s.nRanks;
@@ -77,18 +73,20 @@ __global__ void __launch_bounds__(kBlockThreads)
     // Loaded before the peers' packets are awaited (see ll_one_shot.cu).
     const uint2 mine = prepareWord<T, Kind, 8>(r, loadPadded(send, off, bytes));
     VecAcc<T, Kind, 8> acc;
-    for (int q = 0; q < n; ++q) {
-      Vec<T, 8> v;
-      if (q == rank) {
-        v.raw = mine;
-      } else {
-        const LL16Packet* slot = reinterpret_cast<const LL16Packet*>(s.scratch[rank] + s.layout.llSlot(halfA, b, q));
-        v.raw = slot[i - begin].read(flagA, kSpinLimit);
-      }
-      if (q == 0) {
-        acc.begin(r, v);
-      } else {
-        acc.add(r, v);
+    for (int q0 = 0; q0 < n; q0 += kPacketGroup) {
+      uint2 words[kPacketGroup];
+      receivePackets(s, halfA, b, q0, i - begin, flagA, words);
+#pragma unroll
+      for (int j = 0; j < kPacketGroup; ++j) {
+        const int q = q0 + j;
+        if (q >= n) break;
+        Vec<T, 8> v;
+        v.raw = q == rank ? mine : words[j];
+        if (q == 0) {
+          acc.begin(r, v);
+        } else {
+          acc.add(r, v);
+        }
       }
     }
     const uint2 y = acc.end(r).raw;
@@ -106,10 +104,15 @@ __global__ void __launch_bounds__(kBlockThreads)
   __syncthreads();
   if (threadIdx.x == 0) s.llEpochs[b] = epoch + 1;
   for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
-    for (int t = 0; t < n - 1; ++t) {
-      const int q = t < rank ? t : t + 1;
-      const LL16Packet* slot = reinterpret_cast<const LL16Packet*>(s.scratch[rank] + s.layout.llSlot(halfB, b, q));
-      storeClipped(recv, q * chunkBytes + i * 8, bytes, slot[i - begin].read(flagB, kSpinLimit));
+    for (int q0 = 0; q0 < n; q0 += kPacketGroup) {
+      uint2 words[kPacketGroup];
+      receivePackets(s, halfB, b, q0, i - begin, flagB, words);
+#pragma unroll
+      for (int j = 0; j < kPacketGroup; ++j) {
+        const int q = q0 + j;
+        if (q >= n) break;
+        if (q != rank) storeClipped(recv, q * chunkBytes + i * 8, bytes, words[j]);
+      }
     }
   }
 }
