@@ -68,46 +68,22 @@ __global__ void __launch_bounds__(kBlockThreads)
     }
   }
 
-  // This rank's own word is loaded before the peers' packets are awaited, so that its latency hides
-  // behind theirs rather than adding to the last one's where this rank comes late in the order.
+  // This rank's own word is loaded before the peers' packets are awaited, and used after, so that its
+  // latency hides behind theirs.
   const char* own = kPerPeerSegment ? send + rank * segBytes : send;
   if (Mode == LLMode::AllReduce || Mode == LLMode::ReduceScatter) {
     for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
       const uint2 mine = prepareWord<T, Kind, 8>(r, load8(own, i * 8, segBytes));
-      VecAcc<T, Kind, 8> acc;
-      for (int q0 = 0; q0 < n; q0 += kPacketGroup) {
-        uint2 words[kPacketGroup];
-        receivePackets(s, half, b, q0, i - begin, flag, words);
-#pragma unroll
-        for (int j = 0; j < kPacketGroup; ++j) {
-          const int q = q0 + j;
-          if (q >= n) break;
-          Vec<T, 8> v;
-          v.raw = q == rank ? mine : words[j];
-          if (q == 0) {
-            acc.begin(r, v);
-          } else {
-            acc.add(r, v);
-          }
-        }
-      }
-      store8(recv, i * 8, segBytes, acc.end(r).raw);
+      store8(recv, i * 8, segBytes, reduceWithPeerPackets(s, r, half, b, i - begin, flag, mine));
     }
   } else {
     const bool ownInPlace = own == recv + rank * segBytes;
     for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
       const uint2 mine = ownInPlace ? make_uint2(0, 0) : load8(own, i * 8, segBytes);
-      for (int q0 = 0; q0 < n; q0 += kPacketGroup) {
-        uint2 words[kPacketGroup];
-        receivePackets(s, half, b, q0, i - begin, flag, words);
-#pragma unroll
-        for (int j = 0; j < kPacketGroup; ++j) {
-          const int q = q0 + j;
-          if (q >= n) break;
-          if (q == rank && ownInPlace) continue;
-          store8(recv + q * segBytes, i * 8, segBytes, q == rank ? mine : words[j]);
-        }
-      }
+      forEachRankWord(s, half, b, i - begin, flag, mine, [&](int q, uint2 word) {
+        if (q != rank) store8(recv + q * segBytes, i * 8, segBytes, word);
+      });
+      if (!ownInPlace) store8(recv + rank * segBytes, i * 8, segBytes, mine);
     }
   }
   __syncthreads();

@@ -40,6 +40,41 @@ __device__ __forceinline__ void receivePackets(const DeviceState& s, uint32_t ha
   }
 }
 
+/// Calls f(q, word) for every rank q in rank order: `mine` for this rank, otherwise the payload of q's
+/// packet k (receivePackets).
+template <typename F>
+__device__ __forceinline__ void forEachRankWord(const DeviceState& s, uint32_t half, uint32_t block, uint64_t k,
+                                                uint32_t flag, uint2 mine, F&& f) {
+  for (int q0 = 0; q0 < s.nRanks; q0 += kPacketGroup) {
+    uint2 words[kPacketGroup];
+    receivePackets(s, half, block, q0, k, flag, words);
+#pragma unroll
+    for (int j = 0; j < kPacketGroup; ++j) {
+      const int q = q0 + j;
+      if (q >= s.nRanks) break;
+      f(q, q == s.rank ? mine : words[j]);
+    }
+  }
+}
+
+/// The reduction in rank order of this rank's word `mine` and every peer's payload of packet k: the
+/// same order on every rank, so every rank that reduces the same words gets the same bits.
+template <typename T, ReduceSpec::Kind Kind>
+__device__ __forceinline__ uint2 reduceWithPeerPackets(const DeviceState& s, const Reducer<T, Kind>& r, uint32_t half,
+                                                       uint32_t block, uint64_t k, uint32_t flag, uint2 mine) {
+  VecAcc<T, Kind, 8> acc;
+  forEachRankWord(s, half, block, k, flag, mine, [&](int q, uint2 word) {
+    Vec<T, 8> v;
+    v.raw = word;
+    if (q == 0) {
+      acc.begin(r, v);
+    } else {
+      acc.add(r, v);
+    }
+  });
+  return acc.end(r).raw;
+}
+
 }  // namespace collectives
 }  // namespace mscclpp
 

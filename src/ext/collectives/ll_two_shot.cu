@@ -72,24 +72,7 @@ __global__ void __launch_bounds__(kBlockThreads)
     const uint64_t off = rank * chunkBytes + i * 8;
     // Loaded before the peers' packets are awaited (see ll_one_shot.cu).
     const uint2 mine = prepareWord<T, Kind, 8>(r, loadPadded(send, off, bytes));
-    VecAcc<T, Kind, 8> acc;
-    for (int q0 = 0; q0 < n; q0 += kPacketGroup) {
-      uint2 words[kPacketGroup];
-      receivePackets(s, halfA, b, q0, i - begin, flagA, words);
-#pragma unroll
-      for (int j = 0; j < kPacketGroup; ++j) {
-        const int q = q0 + j;
-        if (q >= n) break;
-        Vec<T, 8> v;
-        v.raw = q == rank ? mine : words[j];
-        if (q == 0) {
-          acc.begin(r, v);
-        } else {
-          acc.add(r, v);
-        }
-      }
-    }
-    const uint2 y = acc.end(r).raw;
+    const uint2 y = reduceWithPeerPackets(s, r, halfA, b, i - begin, flagA, mine);
     // The stores of shot B come after every read of shot A in the block (see below), but this thread
     // may store its own element now: no other thread of any rank reads it.
     storeClipped(recv, off, bytes, y);
@@ -104,16 +87,10 @@ __global__ void __launch_bounds__(kBlockThreads)
   __syncthreads();
   if (threadIdx.x == 0) s.llEpochs[b] = epoch + 1;
   for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
-    for (int q0 = 0; q0 < n; q0 += kPacketGroup) {
-      uint2 words[kPacketGroup];
-      receivePackets(s, halfB, b, q0, i - begin, flagB, words);
-#pragma unroll
-      for (int j = 0; j < kPacketGroup; ++j) {
-        const int q = q0 + j;
-        if (q >= n) break;
-        if (q != rank) storeClipped(recv, q * chunkBytes + i * 8, bytes, words[j]);
-      }
-    }
+    // This rank's own chunk was stored in the loop above.
+    forEachRankWord(s, halfB, b, i - begin, flagB, make_uint2(0, 0), [&](int q, uint2 word) {
+      if (q != rank) storeClipped(recv, q * chunkBytes + i * 8, bytes, word);
+    });
   }
 }
 
