@@ -69,6 +69,34 @@ __device__ __forceinline__ void barrier(const DeviceState& s, uint32_t block, Bl
   __syncthreads();
 }
 
+/// Sources whose words one thread loads before it adds the first of them.
+constexpr int kLoadGroup = 8;
+
+/// The reduction in rank order of load(q) for every source q < n (a 16-byte word each). The words of a
+/// group of kLoadGroup sources are all loaded before the first of them is added, so that their
+/// latencies overlap instead of following one another; the adds stay in rank order, so every rank
+/// that reduces the same words gets the same bits.
+template <typename T, ReduceSpec::Kind Kind, typename Load>
+__device__ __forceinline__ Vec<T, 16> reduceInRankOrder(const Reducer<T, Kind>& r, int n, Load load) {
+  VecAcc<T, Kind, 16> acc;
+  for (int q0 = 0; q0 < n; q0 += kLoadGroup) {
+    Vec<T, 16> x[kLoadGroup];
+#pragma unroll
+    for (int j = 0; j < kLoadGroup; ++j) {
+      if (q0 + j < n) x[j].raw = load(q0 + j);
+    }
+#pragma unroll
+    for (int j = 0; j < kLoadGroup; ++j) {
+      if (q0 + j == 0) {
+        acc.begin(r, x[j]);
+      } else if (q0 + j < n) {
+        acc.add(r, x[j]);
+      }
+    }
+  }
+  return acc.end(r);
+}
+
 /// Peers other than this rank, in rank order: t -> the t-th of them.
 struct AllPeers {
   int rank;

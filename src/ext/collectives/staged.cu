@@ -52,22 +52,11 @@ __device__ __forceinline__ void reduceTileLoops(const DeviceState& s, const Redu
   constexpr uint64_t kPerVec = 16 / sizeof(T);
   const uint64_t nVec = aligned ? elems / kPerVec : 0;
   for (uint64_t v = threadIdx.x; v < nVec; v += blockDim.x) {
-    VecAcc<T, Kind, 16> acc;
-    for (int q = 0; q < nSources; ++q) {
-      Vec<T, 16> x;
-      if (q == rank) {
-        const uint4 w = reinterpret_cast<const uint4*>(own)[v];
-        x.raw = PreMultiplies ? prepareWord<T, Kind, 16>(r, w) : w;
-      } else {
-        x.raw = reinterpret_cast<const uint4*>(slot(q))[v];
-      }
-      if (q == 0) {
-        acc.begin(r, x);
-      } else {
-        acc.add(r, x);
-      }
-    }
-    const Vec<T, 16> y = acc.end(r);
+    const Vec<T, 16> y = reduceInRankOrder(r, nSources, [&](int q) {
+      if (q != rank) return reinterpret_cast<const uint4*>(slot(q))[v];
+      const uint4 w = reinterpret_cast<const uint4*>(own)[v];
+      return PreMultiplies ? prepareWord<T, Kind, 16>(r, w) : w;
+    });
     reinterpret_cast<uint4*>(out)[v] = y.raw;
     if (Forward) {
       for (int t = 0; t < s.nRanks - 1; ++t) {

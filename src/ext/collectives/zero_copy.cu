@@ -49,9 +49,6 @@ __device__ __forceinline__ bool allAligned16(const PeerBuffers& b, int n) {
   return (bits & 15) == 0;
 }
 
-/// Peers whose 16-byte words one thread loads before it adds them.
-constexpr int kLoadGroup = 8;
-
 /// out of every rank [begin, end) = reduction in rank order of in of every rank [begin, end), offsets
 /// in elements of T. `Everywhere` stores into every rank's output, otherwise only into `local`.
 /// `basesAligned`: every pointer in `in` and the output pointers are 16-byte aligned.
@@ -65,26 +62,9 @@ __device__ __forceinline__ void reduceRange(const Reducer<T, Kind>& r, int n, co
   const bool vectors = basesAligned && (inOffset * sizeof(T)) % 16 == 0 && (outOffset * sizeof(T)) % 16 == 0;
   const uint64_t nVec = vectors ? elems / kPerVec : 0;
   for (uint64_t v = threadIdx.x; v < nVec; v += blockDim.x) {
-    VecAcc<T, Kind, 16> acc;
-    // The loads of a group of peers are all issued before the first of them is added, so their
-    // latencies overlap; the adds stay in rank order.
-    for (int q0 = 0; q0 < n; q0 += kLoadGroup) {
-      Vec<T, 16> x[kLoadGroup];
-#pragma unroll
-      for (int j = 0; j < kLoadGroup; ++j) {
-        if (q0 + j < n)
-          x[j].raw = reinterpret_cast<const uint4*>(reinterpret_cast<const T*>(in.ptr[q0 + j]) + inOffset)[v];
-      }
-#pragma unroll
-      for (int j = 0; j < kLoadGroup; ++j) {
-        if (q0 + j == 0) {
-          acc.begin(r, x[j]);
-        } else if (q0 + j < n) {
-          acc.add(r, x[j]);
-        }
-      }
-    }
-    const Vec<T, 16> y = acc.end(r);
+    const Vec<T, 16> y = reduceInRankOrder(r, n, [&](int q) {
+      return reinterpret_cast<const uint4*>(reinterpret_cast<const T*>(in.ptr[q]) + inOffset)[v];
+    });
     if (Everywhere) {
       for (int p = 0; p < n; ++p) reinterpret_cast<uint4*>(reinterpret_cast<T*>(out.ptr[p]) + outOffset)[v] = y.raw;
     } else {
