@@ -128,31 +128,27 @@ __global__ void __launch_bounds__(kBlockThreads)
 /// Copies src[0, bytes) to out.ptr[p] + offset for every rank p < n, in the order first, first + 1, ...
 /// (mod n; starting with a different peer on every rank spreads the writes over the links), reading
 /// each source word once: a block-cooperative copy per destination would read the source n times.
-/// Each thread loads kInFlight 16-byte words before it stores them everywhere, so their latencies
-/// overlap. A destination equal to src (in place) is skipped. Needs src and every destination 16-byte
-/// aligned.
+/// Each thread loads up to kInFlight 16-byte words before it stores them everywhere, so their latencies
+/// overlap, also in the last step, where fewer remain (a 16 KiB tile is two words per thread). A
+/// destination equal to src (in place) is skipped. Needs src and every destination 16-byte aligned.
 __device__ __forceinline__ void copyToEvery16(const PeerBuffers& out, uint64_t offset, int n, int first,
                                               const char* src, uint64_t bytes) {
   constexpr int kInFlight = 4;
   const uint64_t nVec = bytes / 16, step = blockDim.x;
   const uint4* s4 = reinterpret_cast<const uint4*>(src);
-  uint64_t v = threadIdx.x;
-  for (; v + (kInFlight - 1) * step < nVec; v += kInFlight * step) {
+  for (uint64_t v = threadIdx.x; v < nVec; v += kInFlight * step) {
     uint4 w[kInFlight];
 #pragma unroll
-    for (int k = 0; k < kInFlight; ++k) w[k] = s4[v + k * step];
+    for (int k = 0; k < kInFlight; ++k) {
+      if (v + k * step < nVec) w[k] = s4[v + k * step];
+    }
     for (int t = 0, p = first; t < n; ++t, p = p + 1 == n ? 0 : p + 1) {
       uint4* d = reinterpret_cast<uint4*>(out.ptr[p] + offset);
       if (reinterpret_cast<const char*>(d) == src) continue;
 #pragma unroll
-      for (int k = 0; k < kInFlight; ++k) d[v + k * step] = w[k];
-    }
-  }
-  for (; v < nVec; v += step) {
-    const uint4 w = s4[v];
-    for (int t = 0, p = first; t < n; ++t, p = p + 1 == n ? 0 : p + 1) {
-      uint4* d = reinterpret_cast<uint4*>(out.ptr[p] + offset);
-      if (reinterpret_cast<const char*>(d) != src) d[v] = w;
+      for (int k = 0; k < kInFlight; ++k) {
+        if (v + k * step < nVec) d[v + k * step] = w[k];
+      }
     }
   }
   for (uint64_t i = nVec * 16 + threadIdx.x; i < bytes; i += step) {
