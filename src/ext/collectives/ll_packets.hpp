@@ -18,6 +18,30 @@ __device__ __forceinline__ uint32_t llFlag(uint64_t epoch) { return static_cast<
 /// Ranks whose packets one thread reads before it waits for the first of them.
 constexpr int kPacketGroup = 8;
 
+/// Writes prepare(word(p)) with `flag` as packet k of the slot (`half`, block `block`) that this rank
+/// fills in every peer p's scratch. The words of a group of peers are all taken before the first packet
+/// is written, so that where word(p) loads from memory, the loads' latencies overlap.
+template <typename Word, typename Prepare>
+__device__ __forceinline__ void sendToEveryPeer(const DeviceState& s, uint32_t half, uint32_t block, uint64_t k,
+                                                uint32_t flag, Word word, Prepare prepare) {
+  const int n = s.nRanks, rank = s.rank;
+  for (int t0 = 0; t0 < n - 1; t0 += kPacketGroup) {
+    uint2 w[kPacketGroup];
+#pragma unroll
+    for (int j = 0; j < kPacketGroup; ++j) {
+      const int t = t0 + j;
+      if (t < n - 1) w[j] = word(t < rank ? t : t + 1);
+    }
+#pragma unroll
+    for (int j = 0; j < kPacketGroup; ++j) {
+      const int t = t0 + j, p = t < rank ? t : t + 1;
+      if (t >= n - 1) break;
+      LL16Packet* slot = reinterpret_cast<LL16Packet*>(s.scratch[p] + s.layout.llSlot(half, block, rank));
+      slot[k].write(prepare(w[j]), flag);
+    }
+  }
+}
+
 /// words[j] = the payload of packet k of the slot (`half`, block `block`) that rank q0 + j fills in
 /// this rank's scratch, once it carries `flag`, for every q0 + j < nRanks other than this rank (the
 /// other entries are left alone). Every packet is read once before any is waited for: packets that

@@ -60,12 +60,9 @@ __global__ void __launch_bounds__(kBlockThreads)
 
   // Shot A: my input's part of chunk p into p's slot for me.
   for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
-    for (int t = 0; t < n - 1; ++t) {
-      const int p = t < rank ? t : t + 1;
-      const uint2 w = prepareWord<T, Kind, 8>(r, loadPadded(send, p * chunkBytes + i * 8, bytes));
-      LL16Packet* slot = reinterpret_cast<LL16Packet*>(s.scratch[p] + s.layout.llSlot(halfA, b, rank));
-      slot[i - begin].write(w.x, w.y, flagA);
-    }
+    sendToEveryPeer(
+        s, halfA, b, i - begin, flagA, [&](int p) { return loadPadded(send, p * chunkBytes + i * 8, bytes); },
+        [&](uint2 w) { return prepareWord<T, Kind, 8>(r, w); });
   }
   // Reduce my chunk's part in rank order; keep the result in the output and hand it to every peer.
   for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
@@ -76,11 +73,8 @@ __global__ void __launch_bounds__(kBlockThreads)
     // The stores of shot B come after every read of shot A in the block (see below), but this thread
     // may store its own element now: no other thread of any rank reads it.
     storeClipped(recv, off, bytes, y);
-    for (int t = 0; t < n - 1; ++t) {
-      const int p = t < rank ? t : t + 1;
-      LL16Packet* slot = reinterpret_cast<LL16Packet*>(s.scratch[p] + s.layout.llSlot(halfB, b, rank));
-      slot[i - begin].write(y.x, y.y, flagB);
-    }
+    sendToEveryPeer(
+        s, halfB, b, i - begin, flagB, [&](int) { return y; }, [](uint2 w) { return w; });
   }
   // Shot B: the peers' reduced chunks into my output. In place, these bytes were read above (to be
   // sent in shot A) by other threads of this block: wait for all of them.
