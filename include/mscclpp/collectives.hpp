@@ -173,8 +173,9 @@ struct Config {
 ///
 /// Buffers: device memory of this rank's GPU, aligned to the element size (Error(InvalidUsage)
 /// otherwise), any count (0 is a no-op) up to buffers of 2^56 bytes (a count whose buffer would be
-/// larger, wrapping or not, throws Error(InvalidUsage) before anything is launched). In-place operation is allowed where NCCL allows it (send ==
-/// recv, or for allGather/reduceScatter the rank's slice of the larger buffer).
+/// larger, wrapping or not, throws Error(InvalidUsage) before anything is launched). In-place
+/// operation is allowed where NCCL allows it (send == recv, or for allGather/reduceScatter the
+/// rank's slice of the larger buffer).
 ///
 /// Thread-safety: not thread-safe; one thread issues the calls of an object at a time. Distinct
 /// objects are independent.
