@@ -167,11 +167,12 @@ struct Collectives::Impl {
   /// The bytes of `count` elements of `type`, after checking that `parts` times as many fit in one
   /// buffer of a call (ext::kMaxCallBytes), so that no count wraps into a small size.
   size_t segmentBytes(size_t count, DataType type, size_t parts, const char* what) const {
+    const size_t elemSize = dataTypeSize(type);
     uint64_t total = 0;
-    MSCCLPP_CHECK_USAGE(ext::callBytes(count, parts, dataTypeSize(type), total), what, ": ", count, " elements of ",
+    MSCCLPP_CHECK_USAGE(ext::callBytes(count, parts, elemSize, total), what, ": ", count, " elements of ",
                         dataTypeName(type), parts > 1 ? concat(" for each of ", parts, " ranks") : std::string(),
                         " are more than the ", ext::kMaxCallBytes, " bytes a buffer of one call may hold");
-    return count * dataTypeSize(type);
+    return count * elemSize;
   }
   void checkRoot(int root, const char* what) const {
     MSCCLPP_CHECK_USAGE(root >= 0 && root < nRanks, what, ": root ", root, " out of [0, ", nRanks, ")");

@@ -50,6 +50,8 @@ __global__ void __launch_bounds__(kBlockThreads)
   const Reducer<T, Kind> r(kReduces ? spec : ReduceSpec{}, n);
   auto prepared = [&](uint2 w) { return kReduces ? prepareWord<T, Kind, 8>(r, w) : w; };
 
+  // The sends stay a loop per peer rather than ll_packets.hpp's sendToEveryPeer: through it, ptxas
+  // gives the reduce-scatter kernels 64 registers instead of 80 and they spill.
   for (uint64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
     if (kPerPeerSegment) {
       for (int t = 0; t < n - 1; ++t) {

@@ -134,10 +134,15 @@ struct DeviceContext {
 constexpr uint32_t kSimplePlanThreads = 512;
 constexpr uint32_t kPacketPlanThreads = 1024;
 
+/// The most threads per block the interpreter kernel of a plan kind is compiled for.
+constexpr uint32_t interpreterThreadLimit(bool packetPlan) {
+  return packetPlan ? kPacketPlanThreads : kSimplePlanThreads;
+}
+
 /// The threads per interpreter block of a plan with `planThreads` (its num_threads_per_block) threads
 /// per block, whose protocol is LL (`packetPlan`) or not.
 inline uint32_t interpreterThreads(int planThreads, bool packetPlan) {
-  const uint32_t most = packetPlan ? kPacketPlanThreads : kSimplePlanThreads;
+  const uint32_t most = interpreterThreadLimit(packetPlan);
   return static_cast<uint32_t>(planThreads) < most ? static_cast<uint32_t>(planThreads) : most;
 }
 

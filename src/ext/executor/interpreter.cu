@@ -32,7 +32,7 @@ template <typename P>
 constexpr bool kHasPackets = !std::is_same_v<P, NoPackets>;
 
 template <typename P>
-constexpr uint32_t kMaxThreads = kHasPackets<P> ? kPacketPlanThreads : kSimplePlanThreads;
+constexpr uint32_t kMaxThreads = interpreterThreadLimit(kHasPackets<P>);
 
 template <typename T, typename P>
 __device__ void runOp(const Block& b, const DeviceOp& op, uint64_t off, uint64_t unit) {
@@ -181,7 +181,7 @@ void launchInterpreter(const DeviceContext& ctx, cudaStream_t stream) {
   const void* kernel =
       kernelFor(static_cast<DataType>(ctx.dataType), static_cast<PacketType>(ctx.packetType), ctx.packetPlan);
   MSCCLPP_ASSERT(kernel != nullptr, "no interpreter kernel for this data type and packet type");
-  MSCCLPP_ASSERT(ctx.nThreads <= (ctx.packetPlan ? kPacketPlanThreads : kSimplePlanThreads),
+  MSCCLPP_ASSERT(ctx.nThreads <= interpreterThreadLimit(ctx.packetPlan),
                  "more interpreter threads than the kernel is compiled for");
   DeviceContext arg = ctx;
   void* args[] = {&arg};
