@@ -131,47 +131,65 @@ __global__ void __launch_bounds__(kBlockThreads)
 /// Each thread loads up to kInFlight 16-byte words before it stores them everywhere, so their latencies
 /// overlap, also in the last step, where fewer remain (a 16 KiB tile is two words per thread). A
 /// destination equal to src (in place) is skipped. Needs src and every destination 16-byte aligned.
-__device__ __forceinline__ void copyToEvery16(const PeerBuffers& out, uint64_t offset, int n, int first,
-                                              const char* src, uint64_t bytes) {
-  constexpr int kInFlight = 4;
-  const uint64_t nVec = bytes / 16, step = blockDim.x;
-  const uint4* s4 = reinterpret_cast<const uint4*>(src);
-  for (uint64_t v = threadIdx.x; v < nVec; v += kInFlight * step) {
-    uint4 w[kInFlight];
+/// The first words are loaded by `prefetch`, before the caller's barrier: the source is this rank's
+/// own input, complete once its stream reached the kernel, so its latency hides behind the barrier.
+class CopyToEvery16 {
+ public:
+  __device__ __forceinline__ CopyToEvery16(const char* src, uint64_t bytes)
+      : src_(reinterpret_cast<const uint4*>(src)), bytes_(bytes), nVec_(bytes / 16), step_(blockDim.x) {}
+
+  __device__ __forceinline__ void prefetch() { load(threadIdx.x); }
+
+  __device__ __forceinline__ void run(const PeerBuffers& out, uint64_t offset, int n, int first) {
+    for (uint64_t v = threadIdx.x; v < nVec_; v += kInFlight * step_) {
+      if (v != threadIdx.x) load(v);
+      for (int t = 0, p = first; t < n; ++t, p = p + 1 == n ? 0 : p + 1) {
+        uint4* d = reinterpret_cast<uint4*>(out.ptr[p] + offset);
+        if (d == src_) continue;
 #pragma unroll
-    for (int k = 0; k < kInFlight; ++k) {
-      if (v + k * step < nVec) w[k] = s4[v + k * step];
+        for (int k = 0; k < kInFlight; ++k) {
+          if (v + k * step_ < nVec_) d[v + k * step_] = w_[k];
+        }
+      }
     }
-    for (int t = 0, p = first; t < n; ++t, p = p + 1 == n ? 0 : p + 1) {
-      uint4* d = reinterpret_cast<uint4*>(out.ptr[p] + offset);
-      if (reinterpret_cast<const char*>(d) == src) continue;
-#pragma unroll
-      for (int k = 0; k < kInFlight; ++k) {
-        if (v + k * step < nVec) d[v + k * step] = w[k];
+    const char* src = reinterpret_cast<const char*>(src_);
+    for (uint64_t i = nVec_ * 16 + threadIdx.x; i < bytes_; i += step_) {
+      const char c = src[i];
+      for (int p = 0; p < n; ++p) {
+        char* d = out.ptr[p] + offset;
+        if (d != src) d[i] = c;
       }
     }
   }
-  for (uint64_t i = nVec * 16 + threadIdx.x; i < bytes; i += step) {
-    const char c = src[i];
-    for (int p = 0; p < n; ++p) {
-      char* d = out.ptr[p] + offset;
-      if (d != src) d[i] = c;
+
+ private:
+  static constexpr int kInFlight = 4;
+  __device__ __forceinline__ void load(uint64_t v) {
+#pragma unroll
+    for (int k = 0; k < kInFlight; ++k) {
+      if (v + k * step_ < nVec_) w_[k] = src_[v + k * step_];
     }
   }
-}
+  const uint4* src_;
+  uint64_t bytes_, nVec_, step_;
+  uint4 w_[kInFlight];
+};
 
 __global__ void __launch_bounds__(kBlockThreads)
     zeroCopyAllGatherKernel(DeviceState s, const char* send, PeerBuffers out, uint64_t segBytes, Tiling tiling) {
   const uint32_t b = blockIdx.x;
   __shared__ BlockCounts counts;
-  loadCounts(s, b, counts);
   const int n = s.nRanks;
-  const AllPeers peers{s.rank};
-  barrier(s, b, counts, n - 1, peers);
   const uint64_t begin = tiling.tileBegin(b, 0), end = tiling.tileEnd(b, 0);
   const uint64_t offset = s.rank * segBytes + begin;
-  if (allAligned16(out, n) && ((reinterpret_cast<uintptr_t>(send + begin) | offset) & 15) == 0) {
-    copyToEvery16(out, offset, n, s.rank, send + begin, end - begin);
+  const bool vectors = allAligned16(out, n) && ((reinterpret_cast<uintptr_t>(send + begin) | offset) & 15) == 0;
+  CopyToEvery16 copy(send + begin, vectors ? end - begin : 0);
+  copy.prefetch();
+  loadCounts(s, b, counts);
+  const AllPeers peers{s.rank};
+  barrier(s, b, counts, n - 1, peers);
+  if (vectors) {
+    copy.run(out, offset, n, s.rank);
   } else {
     for (int t = 0; t < n; ++t) {
       const int p = (s.rank + t) % n;
