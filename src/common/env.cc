@@ -123,7 +123,8 @@ Env::Env(const Lookup& lookup)
       collLLMaxBytes(readSize(lookup, "MSCCLPP_COLL_LL_MAX_BYTES", 512ull << 10, problems_)),
       collAlgo(readChoice(lookup, "MSCCLPP_COLL_ALGO", {"auto", "ll", "ll2", "staged", "zerocopy", "ce"}, "auto",
                           problems_)),
-      collTuningFile(readString(lookup, "MSCCLPP_COLL_TUNING_FILE", "")) {
+      collTuningFile(readString(lookup, "MSCCLPP_COLL_TUNING_FILE", "")),
+      dependentLaunch(readBool(lookup, "MSCCLPP_DEPENDENT_LAUNCH", true)) {
   for (const char* name : {"MSCCLPP_DEBUG", "MSCCLPP_DEBUG_SUBSYS", "MSCCLPP_DEBUG_FILE", "MSCCLPP_LOG_LEVEL",
                            "MSCCLPP_LOG_SUBSYS", "MSCCLPP_LOG_FILE"}) {
     if (lookup(name)) present_.insert(name);

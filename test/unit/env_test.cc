@@ -53,6 +53,12 @@ TEST(EnvTest, NvlsIsEnabledOnlyOnRequest) {
   EXPECT_FALSE(EnvBuilder::fromMap({{"MSCCLPP_ENABLE_NVLS", "0"}})->enableNvls);
 }
 
+TEST(EnvTest, DependentLaunchesAreOnUnlessTurnedOff) {
+  EXPECT_TRUE(EnvBuilder::fromMap({})->dependentLaunch);
+  EXPECT_TRUE(EnvBuilder::fromMap({{"MSCCLPP_DEPENDENT_LAUNCH", "1"}})->dependentLaunch);
+  EXPECT_FALSE(EnvBuilder::fromMap({{"MSCCLPP_DEPENDENT_LAUNCH", "0"}})->dependentLaunch);
+}
+
 TEST(EnvTest, IntegerIsParsed) {
   EXPECT_EQ(EnvBuilder::fromMap({{"MSCCLPP_BOOTSTRAP_TIMEOUT", "5"}})->bootstrapTimeoutSec, 5);
   EXPECT_EQ(EnvBuilder::fromMap({{"MSCCLPP_BOOTSTRAP_TIMEOUT", "-1"}})->bootstrapTimeoutSec, -1);

@@ -146,9 +146,13 @@ inline uint32_t interpreterThreads(int planThreads, bool packetPlan) {
   return static_cast<uint32_t>(planThreads) < most ? static_cast<uint32_t>(planThreads) : most;
 }
 
+/// Whether the interpreter kernels may be launched as programmatic dependent launches on the current GPU
+/// (interpreter.cu says how and why).
+bool interpreterLaunchesDependent();
+
 /// Launches the interpreter: one block per plan thread block, the kernel picked by data type, packet
-/// type and plan kind.
-void launchInterpreter(const DeviceContext& ctx, cudaStream_t stream);
+/// type and plan kind; dependent on the kernel before it when `dependent`.
+void launchInterpreter(const DeviceContext& ctx, bool dependent, cudaStream_t stream);
 
 struct Where;
 

@@ -8,11 +8,13 @@
 
 #include <algorithm>
 #include <map>
+#include <mscclpp/env.hpp>
 #include <mscclpp/executor.hpp>
 #include <mscclpp/gpu_utils.hpp>
 #include <mscclpp/memory_channel.hpp>
 #include <mscclpp/port_channel.hpp>
 #include <mscclpp/semaphore.hpp>
+#include <optional>
 #include <tuple>
 
 #include "common/checks.hpp"
@@ -98,6 +100,9 @@ struct Executor::Impl {
   bool proxyStarted = false;
   std::map<int, Connection> connections;
   std::map<ContextKey, std::unique_ptr<PlanContext>> contexts;
+  // Whether launches are dependent (interpreter.cu); asked of the GPU at the first launch, since
+  // an executor may be built, and refuse a plan, where there is none.
+  std::optional<bool> dependentLaunch;
 
   explicit Impl(std::shared_ptr<Communicator> c) : comm(std::move(c)) {
     MSCCLPP_CHECK_USAGE(comm != nullptr, ext::messageFrom("Executor", "the communicator is null"));
@@ -371,7 +376,8 @@ void Executor::execute(int rank, void* sendbuff, void* recvBuff, size_t sendBuff
   }
   DeviceContext launch = resolved->second.launch;
   launch.dataType = static_cast<uint8_t>(dataType);
-  launchInterpreter(launch, stream);
+  if (!impl_->dependentLaunch) impl_->dependentLaunch = env()->dependentLaunch && interpreterLaunchesDependent();
+  launchInterpreter(launch, *impl_->dependentLaunch, stream);
 }
 
 }  // namespace mscclpp

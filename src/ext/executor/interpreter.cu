@@ -9,6 +9,7 @@
 // loops of the reductions and packet operations are compiled for exactly one of each, and one per data
 // type for plans without packet operations, compiled for fewer threads (device_plan.hpp says why).
 
+#include <mscclpp/device.hpp>
 #include <mscclpp/executor.hpp>
 #include <mscclpp/gpu_data_types.hpp>
 #include <mscclpp/gpu_utils.hpp>
@@ -22,6 +23,35 @@
 namespace mscclpp::executor {
 
 namespace {
+
+// ---- dependent launches ----
+//
+// On compute capability 9.0 and later the kernel is a programmatic dependent launch: the GPU sets it up
+// while the kernel before it on the stream still runs, and its first instruction (griddepcontrol.wait)
+// waits until that kernel has completed and its writes are visible, so the order the caller sees is the
+// stream's. A plan execution of 1 MiB is a kernel of a few microseconds whose launch is a good part of
+// it: with this, MSCCL++'s allreduce.json at 1 MiB went from 1.02x MSCCL++'s executor to 0.99x
+// (docs/performance.md, 2026-12-06, second section).
+//
+// No block lets the next kernel be placed early (griddepcontrol.launch_dependents): a plan does not say
+// when a block has met the blocks it will still wait for, and a placed block that waits takes an SM that
+// a peer's kernel, sharing the GPU under MPS, may need to finish. The kernel's end allows it.
+//
+// Plain launches where the GPU or the build lacks the feature (HIP, compute capability below 9.0,
+// kernels compiled from PTX older than 9.0, which would not hold the wait), or with
+// MSCCLPP_DEPENDENT_LAUNCH=0.
+
+#if defined(MSCCLPP_DEVICE_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define MSCCLPP_EXECUTOR_GRID_DEPENDENCIES 1
+#endif
+
+/// Returns once the kernels before this one on its stream have completed and their writes are visible
+/// (at once for a plain launch).
+__device__ __forceinline__ void waitForPriorKernels() {
+#if defined(MSCCLPP_EXECUTOR_GRID_DEPENDENCIES)
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 
 /// The packet type of the kernels for plans without packet operations (the parser refuses a packet
 /// operation in a plan whose protocol is not LL): their packet cases compile to nothing, which leaves
@@ -95,12 +125,19 @@ template <typename T, typename P>
 __global__ void __launch_bounds__(kMaxThreads<P>, 1) interpreterKernel(DeviceContext ctx) {
   extern __shared__ uint4 table[];
   __shared__ uint32_t flag;
-  // One coalesced copy of the whole table: afterwards every decode is a shared-memory read.
+  // Before anything that earlier work on the stream may write: the epochs, the buffers.
+  waitForPriorKernels();
+  // Thread 0 loads the block's epoch before its part of the table, so that the two loads overlap: loaded
+  // after the copy loop, the epoch would add a second memory round trip before the first operation.
+  const uint32_t epoch = threadIdx.x == 0 ? ctx.epochs[blockIdx.x] : 0;
+  // One coalesced copy of the whole table: afterwards every decode is a shared-memory read. Unrolled so
+  // that a table of more than 16 bytes per thread still costs one round trip, not one per 16 bytes.
   const uint4* mine = reinterpret_cast<const uint4*>(ctx.tables + uint64_t(blockIdx.x) * ctx.tableBytes);
+#pragma unroll 4
   for (uint32_t i = threadIdx.x; i < ctx.tableBytes / 16; i += blockDim.x) table[i] = mine[i];
   if (threadIdx.x == 0) {
-    flag = ctx.epochs[blockIdx.x] + 1;
-    ctx.epochs[blockIdx.x] = flag;
+    flag = epoch + 1;
+    ctx.epochs[blockIdx.x] = epoch + 1;
   }
   __syncthreads();
   const char* base = reinterpret_cast<const char*>(table);
@@ -177,7 +214,23 @@ const void* kernelFor(DataType dataType, PacketType packetType, bool packetPlan)
 
 }  // namespace
 
-void launchInterpreter(const DeviceContext& ctx, cudaStream_t stream) {
+bool interpreterLaunchesDependent() {
+#if defined(MSCCLPP_DEVICE_HIP)
+  return false;
+#else
+  int device = 0, major = 0;
+  MSCCLPP_CUDATHROW(cudaGetDevice(&device));
+  MSCCLPP_CUDATHROW(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  if (major < 9) return false;
+  // Every interpreter kernel is built for the same architectures; one stands for all.
+  cudaFuncAttributes attributes = {};
+  MSCCLPP_CUDATHROW(
+      cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(&interpreterKernel<float, NoPackets>)));
+  return attributes.ptxVersion >= 90;
+#endif
+}
+
+void launchInterpreter(const DeviceContext& ctx, bool dependent, cudaStream_t stream) {
   const void* kernel =
       kernelFor(static_cast<DataType>(ctx.dataType), static_cast<PacketType>(ctx.packetType), ctx.packetPlan);
   MSCCLPP_ASSERT(kernel != nullptr, "no interpreter kernel for this data type and packet type");
@@ -185,7 +238,22 @@ void launchInterpreter(const DeviceContext& ctx, cudaStream_t stream) {
                  "more interpreter threads than the kernel is compiled for");
   DeviceContext arg = ctx;
   void* args[] = {&arg};
+#if defined(MSCCLPP_DEVICE_HIP)
+  (void)dependent;
   MSCCLPP_CUDATHROW(cudaLaunchKernel(kernel, dim3(ctx.nBlocks), dim3(ctx.nThreads), args, ctx.tableBytes, stream));
+#else
+  cudaLaunchAttribute attribute = {};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(ctx.nBlocks);
+  config.blockDim = dim3(ctx.nThreads);
+  config.dynamicSmemBytes = ctx.tableBytes;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = dependent ? 1 : 0;
+  MSCCLPP_CUDATHROW(cudaLaunchKernelExC(&config, kernel, args));
+#endif
 }
 
 void reserveInterpreterSharedMemory(uint32_t bytes, const Where& where) {
