@@ -130,10 +130,8 @@ __global__ void __launch_bounds__(kMaxThreads<P>, 1) interpreterKernel(DeviceCon
   // Thread 0 loads the block's epoch before its part of the table, so that the two loads overlap: loaded
   // after the copy loop, the epoch would add a second memory round trip before the first operation.
   const uint32_t epoch = threadIdx.x == 0 ? ctx.epochs[blockIdx.x] : 0;
-  // One coalesced copy of the whole table: afterwards every decode is a shared-memory read. Unrolled so
-  // that a table of more than 16 bytes per thread still costs one round trip, not one per 16 bytes.
+  // One coalesced copy of the whole table: afterwards every decode is a shared-memory read.
   const uint4* mine = reinterpret_cast<const uint4*>(ctx.tables + uint64_t(blockIdx.x) * ctx.tableBytes);
-#pragma unroll 4
   for (uint32_t i = threadIdx.x; i < ctx.tableBytes / 16; i += blockDim.x) table[i] = mine[i];
   if (threadIdx.x == 0) {
     flag = epoch + 1;
