@@ -19,9 +19,9 @@ __device__ __forceinline__ uint32_t llFlag(uint64_t epoch) { return static_cast<
 // The helpers below visit the peers one after another, each spinning on its own packet, and keep
 // nothing in arrays. Issuing every peer's packet read before waiting for any, and loading a group of
 // peers' words before writing the first packet (up to 8 words per thread in flight), were measured
-// slower than this on one H100, ranks under MPS, CUDA graphs (docs/performance.md, 2026-12-06, "the
-// LL kernels' grouped reads undone"): one-shot calls of 1 KiB-256 KiB took 0.3-1.3 us more at 2 and 4
-// ranks, the 1 MiB two-shot all-reduce 10.36 us against 6.28 at 2 ranks.
+// slower than this on one H100, ranks under MPS, CUDA graphs (docs/performance.md, 2026-12-06, "The
+// LL kernels' grouped reads undone"): one-shot calls took 0.1-1.4 us more at 2 and 4 ranks, two-shot
+// all-reduces 3.6-4.1 us more (1 MiB at 2 ranks: 10.36 us against 6.28).
 
 /// Writes prepare(word(p)) with `flag` as packet k of the slot (`half`, block `block`) that this rank
 /// fills in every peer p's scratch, peers in rank order.
