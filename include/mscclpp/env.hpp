@@ -95,9 +95,9 @@ class Env {
   const std::string collAlgo;
   /// MSCCLPP_COLL_TUNING_FILE: a tuning table for the collectives (Config::tuningFile). Default "" (none).
   const std::string collTuningFile;
-  /// MSCCLPP_DEPENDENT_LAUNCH: the executor launches its kernels as programmatic dependent launches where
-  /// the GPU has them (compute capability 9.0 and later): each is set up while the kernel before it on
-  /// the stream runs. 0: plain launches. Default 1.
+  /// MSCCLPP_DEPENDENT_LAUNCH: the executor and the collectives launch their kernels as programmatic
+  /// dependent launches where the GPU has them (compute capability 9.0 and later): each is set up while
+  /// the kernel before it on the stream runs. 0: plain launches. Default 1.
   const bool dependentLaunch;
 
  private:

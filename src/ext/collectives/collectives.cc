@@ -246,6 +246,7 @@ Collectives::Impl::Impl(std::shared_ptr<Communicator> c, const Config& requested
   dev.nRanks = nRanks;
   dev.barrierCounts = barrierCounts.get();
   dev.llEpochs = llEpochs.get();
+  dev.dependentLaunch = env()->dependentLaunch && collectiveKernelsLaunchDependent();
   for (int p = 0; p < nRanks; ++p) {
     if (p == rank) {
       dev.scratch[p] = scratch.data();
@@ -260,7 +261,7 @@ Collectives::Impl::Impl(std::shared_ptr<Communicator> c, const Config& requested
   bootstrap->barrier();
   LOG_INFO(EXEC, "collectives: rank ", rank, "/", nRanks, ", ", ranksPerGpu, " rank(s) per GPU, ", config.maxBlocks,
            " blocks, scratch ", layout.totalBytes, " bytes (staged slot ", layout.stagedSlotBytes, ", LL slot ",
-           layout.llSlotPackets, " packets)");
+           layout.llSlotPackets, " packets), ", dev.dependentLaunch ? "dependent" : "plain", " launches");
 }
 
 Collectives::Collectives(std::shared_ptr<Communicator> communicator, const Config& config)

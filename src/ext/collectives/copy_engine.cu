@@ -32,6 +32,7 @@ namespace {
 constexpr int kBarrierThreads = 64;
 
 __global__ void __launch_bounds__(kBarrierThreads) barrierKernel(DeviceState s) {
+  waitForPriorKernels();
   __shared__ BlockCounts counts;
   loadCounts(s, 0, counts);
   barrier(s, 0, counts, s.nRanks - 1, AllPeers{s.rank});
@@ -39,8 +40,7 @@ __global__ void __launch_bounds__(kBarrierThreads) barrierKernel(DeviceState s) 
 }
 
 void launchBarrier(const DeviceState& s, cudaStream_t stream) {
-  barrierKernel<<<1, kBarrierThreads, 0, stream>>>(s);
-  MSCCLPP_CUDATHROW(cudaGetLastError());
+  launchKernel(barrierKernel, dim3(1), dim3(kBarrierThreads), 0, stream, s.dependentLaunch, s);
 }
 
 void copy(void* dst, const void* src, uint64_t bytes, cudaStream_t stream) {

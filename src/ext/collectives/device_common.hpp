@@ -17,6 +17,7 @@
 
 #include "common/checks.hpp"
 #include "ext/collectives/kernels.hpp"
+#include "ext/common/dependent_launch.hpp"
 #include "ext/common/device_ops.hpp"
 #include "ext/common/element_types.hpp"
 
@@ -26,12 +27,14 @@ namespace collectives {
 using ext::copyBytes;
 using ext::copyPrepared;
 using ext::kSpinLimit;
+using ext::launchKernel;
 using ext::load8;
 using ext::prepareWord;
 using ext::Reducer;
 using ext::store8;
 using ext::Vec;
 using ext::VecAcc;
+using ext::waitForPriorKernels;
 
 /// The barrier counts of one block with every rank, kept in shared memory for the kernel's duration.
 struct BlockCounts {

@@ -33,7 +33,13 @@ struct DeviceState {
   uint64_t* barrierCounts = nullptr;
   /// llEpochs[b]: LL calls block b has taken part in (device memory, local).
   uint64_t* llEpochs = nullptr;
+  /// For the host: every kernel is launched dependent on the kernel before it (ext/common/
+  /// dependent_launch.hpp; every kernel begins with waitForPriorKernels).
+  bool dependentLaunch = false;
 };
+
+/// Whether the collective kernels may be launched dependent on the current GPU.
+bool collectiveKernelsLaunchDependent();
 
 /// The reduction as kernels receive it (ext/common/reduction.hpp).
 using ext::ReduceSpec;

@@ -35,6 +35,7 @@ enum class LLMode { AllReduce, ReduceScatter, AllGather, AllToAll };
 template <LLMode Mode, typename T, ReduceSpec::Kind Kind>
 __global__ void __launch_bounds__(kBlockThreads)
     llKernel(DeviceState s, const char* send, char* recv, uint64_t segBytes, PacketTiling pt, ReduceSpec spec) {
+  waitForPriorKernels();
   const uint32_t b = blockIdx.x;
   // Every thread reads the block's epoch itself, so that this read overlaps the loads of its first
   // words instead of preceding them behind a __syncthreads; thread 0 stores the next one at the end,
@@ -99,9 +100,8 @@ struct LLLaunch {
                   cudaStream_t stream) {
     const PacketTiling pt = makePacketTiling(segBytes, s.layout.maxBlocks, kLLPacketsPerBlock);
     if (pt.nBlocks == 0) return;
-    llKernel<Mode, T, Kind><<<pt.nBlocks, kBlockThreads, 0, stream>>>(s, static_cast<const char*>(send),
-                                                                      static_cast<char*>(recv), segBytes, pt, spec);
-    MSCCLPP_CUDATHROW(cudaGetLastError());
+    launchKernel(llKernel<Mode, T, Kind>, dim3(pt.nBlocks), dim3(kBlockThreads), 0, stream, s.dependentLaunch, s,
+                 static_cast<const char*>(send), static_cast<char*>(recv), segBytes, pt, spec);
   }
 };
 

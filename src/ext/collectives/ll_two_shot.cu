@@ -47,6 +47,7 @@ __device__ __forceinline__ void storeClipped(char* base, uint64_t off, uint64_t 
 template <typename T, ReduceSpec::Kind Kind>
 __global__ void __launch_bounds__(kBlockThreads)
     llTwoShotKernel(DeviceState s, const char* send, char* recv, uint64_t bytes, PacketTiling pt, ReduceSpec spec) {
+  waitForPriorKernels();
   const uint32_t b = blockIdx.x;
   // As in ll_one_shot.cu, every thread reads the epoch; thread 0 stores the next one after the
   // __syncthreads between the shots, which every thread passes only after its read.
@@ -93,9 +94,8 @@ void runAllReduce(const DeviceState& s, const void* send, void* recv, uint64_t b
                   cudaStream_t stream) {
   const PacketTiling pt = twoShotTiling(bytes, s.nRanks, s.layout.maxBlocks);
   if (pt.nBlocks == 0) return;
-  llTwoShotKernel<T, Kind><<<pt.nBlocks, kBlockThreads, 0, stream>>>(s, static_cast<const char*>(send),
-                                                                     static_cast<char*>(recv), bytes, pt, spec);
-  MSCCLPP_CUDATHROW(cudaGetLastError());
+  launchKernel(llTwoShotKernel<T, Kind>, dim3(pt.nBlocks), dim3(kBlockThreads), 0, stream, s.dependentLaunch, s,
+               static_cast<const char*>(send), static_cast<char*>(recv), bytes, pt, spec);
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ namespace collectives {
 namespace {
 
 __global__ void __launch_bounds__(kBlockThreads) pairwiseKernel(DeviceState s, PairPlan plan, uint32_t blocksPerPeer) {
+  waitForPriorKernels();
   const int g = static_cast<int>(blockIdx.x / blocksPerPeer);
   const uint32_t j = blockIdx.x % blocksPerPeer;
   const int first = plan.groupBegin[g], last = plan.groupBegin[g + 1];
@@ -58,6 +59,11 @@ __global__ void __launch_bounds__(kBlockThreads) pairwiseKernel(DeviceState s, P
 
 }  // namespace
 
+bool collectiveKernelsLaunchDependent() {
+  // Every collective kernel is built for the same architectures; one stands for all.
+  return ext::launchesDependent(reinterpret_cast<const void*>(&pairwiseKernel));
+}
+
 uint32_t pairBlocksPerPeer(const DeviceState& s) {
   const uint32_t peers = s.nRanks > 1 ? static_cast<uint32_t>(s.nRanks - 1) : 1;
   const uint32_t blocks = s.layout.maxBlocks / peers;
@@ -75,8 +81,8 @@ void launchPairwise(const DeviceState& s, PairPlan plan, cudaStream_t stream) {
   }
   plan.groupBegin[plan.nGroups] = plan.nEntries;
   const uint32_t bpp = pairBlocksPerPeer(s);
-  pairwiseKernel<<<plan.nGroups * bpp, kBlockThreads, 0, stream>>>(s, plan, bpp);
-  MSCCLPP_CUDATHROW(cudaGetLastError());
+  launchKernel(pairwiseKernel, dim3(plan.nGroups * bpp), dim3(kBlockThreads), 0, stream, s.dependentLaunch, s, plan,
+               bpp);
 }
 
 }  // namespace collectives

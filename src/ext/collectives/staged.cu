@@ -114,6 +114,7 @@ template <typename T, ReduceSpec::Kind Kind>
 __global__ void __launch_bounds__(kBlockThreads)
     stagedAllReduceKernel(DeviceState s, const T* send, T* recv, uint64_t count, uint64_t chunkElems, Tiling tiling,
                           ReduceSpec spec) {
+  waitForPriorKernels();
   const uint32_t b = blockIdx.x;
   __shared__ BlockCounts counts;
   loadCounts(s, b, counts);
@@ -148,6 +149,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 template <typename T, ReduceSpec::Kind Kind>
 __global__ void __launch_bounds__(kBlockThreads)
     stagedReduceScatterKernel(DeviceState s, const T* send, T* recv, uint64_t count, Tiling tiling, ReduceSpec spec) {
+  waitForPriorKernels();
   const uint32_t b = blockIdx.x;
   __shared__ BlockCounts counts;
   loadCounts(s, b, counts);
@@ -173,6 +175,7 @@ template <typename T, ReduceSpec::Kind Kind>
 __global__ void __launch_bounds__(kBlockThreads)
     stagedReduceKernel(DeviceState s, const T* send, T* recv, uint64_t count, int root, Tiling tiling,
                        ReduceSpec spec) {
+  waitForPriorKernels();
   const uint32_t b = blockIdx.x;
   __shared__ BlockCounts counts;
   loadCounts(s, b, counts);
@@ -204,9 +207,8 @@ void runAllReduce(const DeviceState& s, const void* send, void* recv, uint64_t c
   const uint64_t chunkElems = allReduceChunkElems(count, sizeof(T), s.nRanks);
   const Tiling tiling = stagedTiling(s, chunkElems, sizeof(T));
   if (tiling.nBlocks == 0) return;
-  stagedAllReduceKernel<T, Kind><<<tiling.nBlocks, kBlockThreads, 0, stream>>>(
-      s, static_cast<const T*>(send), static_cast<T*>(recv), count, chunkElems, tiling, spec);
-  MSCCLPP_CUDATHROW(cudaGetLastError());
+  launchKernel(stagedAllReduceKernel<T, Kind>, dim3(tiling.nBlocks), dim3(kBlockThreads), 0, stream, s.dependentLaunch,
+               s, static_cast<const T*>(send), static_cast<T*>(recv), count, chunkElems, tiling, spec);
 }
 
 template <typename T, ReduceSpec::Kind Kind>
@@ -214,9 +216,8 @@ void runReduceScatter(const DeviceState& s, const void* send, void* recv, uint64
                       cudaStream_t stream) {
   const Tiling tiling = stagedTiling(s, count, sizeof(T));
   if (tiling.nBlocks == 0) return;
-  stagedReduceScatterKernel<T, Kind><<<tiling.nBlocks, kBlockThreads, 0, stream>>>(
-      s, static_cast<const T*>(send), static_cast<T*>(recv), count, tiling, spec);
-  MSCCLPP_CUDATHROW(cudaGetLastError());
+  launchKernel(stagedReduceScatterKernel<T, Kind>, dim3(tiling.nBlocks), dim3(kBlockThreads), 0, stream,
+               s.dependentLaunch, s, static_cast<const T*>(send), static_cast<T*>(recv), count, tiling, spec);
 }
 
 template <typename T, ReduceSpec::Kind Kind>
@@ -224,9 +225,8 @@ void runReduce(const DeviceState& s, const void* send, void* recv, uint64_t coun
                cudaStream_t stream) {
   const Tiling tiling = stagedTiling(s, count, sizeof(T));
   if (tiling.nBlocks == 0) return;
-  stagedReduceKernel<T, Kind><<<tiling.nBlocks, kBlockThreads, 0, stream>>>(
-      s, static_cast<const T*>(send), static_cast<T*>(recv), count, root, tiling, spec);
-  MSCCLPP_CUDATHROW(cudaGetLastError());
+  launchKernel(stagedReduceKernel<T, Kind>, dim3(tiling.nBlocks), dim3(kBlockThreads), 0, stream, s.dependentLaunch, s,
+               static_cast<const T*>(send), static_cast<T*>(recv), count, root, tiling, spec);
 }
 
 }  // namespace

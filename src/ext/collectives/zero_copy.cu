@@ -90,6 +90,7 @@ template <typename T, ReduceSpec::Kind Kind>
 __global__ void __launch_bounds__(kBlockThreads)
     zeroCopyAllReduceKernel(DeviceState s, PeerBuffers in, PeerBuffers out, uint64_t count, uint64_t chunkElems,
                             Tiling tiling, ReduceSpec spec) {
+  waitForPriorKernels();
   const uint32_t b = blockIdx.x;
   __shared__ BlockCounts counts;
   loadCounts(s, b, counts);
@@ -111,6 +112,7 @@ template <typename T, ReduceSpec::Kind Kind>
 __global__ void __launch_bounds__(kBlockThreads)
     zeroCopyReduceScatterKernel(DeviceState s, PeerBuffers in, T* recv, uint64_t count, Tiling tiling,
                                 ReduceSpec spec) {
+  waitForPriorKernels();
   const uint32_t b = blockIdx.x;
   __shared__ BlockCounts counts;
   loadCounts(s, b, counts);
@@ -177,6 +179,7 @@ class CopyToEvery16 {
 
 __global__ void __launch_bounds__(kBlockThreads)
     zeroCopyAllGatherKernel(DeviceState s, const char* send, PeerBuffers out, uint64_t segBytes, Tiling tiling) {
+  waitForPriorKernels();
   const uint32_t b = blockIdx.x;
   __shared__ BlockCounts counts;
   const int n = s.nRanks;
@@ -212,9 +215,8 @@ void runAllReduce(const DeviceState& s, const PeerBuffers& in, const PeerBuffers
   const uint64_t chunkElems = allReduceChunkElems(count, sizeof(T), s.nRanks);
   const Tiling tiling = zeroCopyTiling(s, chunkElems, sizeof(T));
   if (tiling.nBlocks == 0) return;
-  zeroCopyAllReduceKernel<T, Kind>
-      <<<tiling.nBlocks, kBlockThreads, 0, stream>>>(s, in, out, count, chunkElems, tiling, spec);
-  MSCCLPP_CUDATHROW(cudaGetLastError());
+  launchKernel(zeroCopyAllReduceKernel<T, Kind>, dim3(tiling.nBlocks), dim3(kBlockThreads), 0, stream,
+               s.dependentLaunch, s, in, out, count, chunkElems, tiling, spec);
 }
 
 template <typename T, ReduceSpec::Kind Kind>
@@ -222,9 +224,8 @@ void runReduceScatter(const DeviceState& s, const PeerBuffers& in, void* recv, u
                       cudaStream_t stream) {
   const Tiling tiling = zeroCopyTiling(s, count, sizeof(T));
   if (tiling.nBlocks == 0) return;
-  zeroCopyReduceScatterKernel<T, Kind>
-      <<<tiling.nBlocks, kBlockThreads, 0, stream>>>(s, in, static_cast<T*>(recv), count, tiling, spec);
-  MSCCLPP_CUDATHROW(cudaGetLastError());
+  launchKernel(zeroCopyReduceScatterKernel<T, Kind>, dim3(tiling.nBlocks), dim3(kBlockThreads), 0, stream,
+               s.dependentLaunch, s, in, static_cast<T*>(recv), count, tiling, spec);
 }
 
 }  // namespace
@@ -243,9 +244,8 @@ void launchZeroCopyAllGather(const DeviceState& s, const void* send, const PeerB
                              cudaStream_t stream) {
   const Tiling tiling = zeroCopyTiling(s, segBytes, 1);
   if (tiling.nBlocks == 0) return;
-  zeroCopyAllGatherKernel<<<tiling.nBlocks, kBlockThreads, 0, stream>>>(s, static_cast<const char*>(send), out,
-                                                                        segBytes, tiling);
-  MSCCLPP_CUDATHROW(cudaGetLastError());
+  launchKernel(zeroCopyAllGatherKernel, dim3(tiling.nBlocks), dim3(kBlockThreads), 0, stream, s.dependentLaunch, s,
+               static_cast<const char*>(send), out, segBytes, tiling);
 }
 
 }  // namespace collectives

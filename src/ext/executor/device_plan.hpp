@@ -147,7 +147,7 @@ inline uint32_t interpreterThreads(int planThreads, bool packetPlan) {
 }
 
 /// Whether the interpreter kernels may be launched as programmatic dependent launches on the current GPU
-/// (interpreter.cu says how and why).
+/// (ext/common/dependent_launch.hpp says how and why).
 bool interpreterLaunchesDependent();
 
 /// Launches the interpreter: one block per plan thread block, the kernel picked by data type, packet

@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "common/checks.hpp"
+#include "ext/common/dependent_launch.hpp"
 #include "ext/executor/device_plan.hpp"
 #include "ext/executor/interpreter_ops.hpp"
 #include "ext/executor/plan_error.hpp"
@@ -24,34 +25,10 @@ namespace mscclpp::executor {
 
 namespace {
 
-// ---- dependent launches ----
-//
-// On compute capability 9.0 and later the kernel is a programmatic dependent launch: the GPU sets it up
-// while the kernel before it on the stream still runs, and its first instruction (griddepcontrol.wait)
-// waits until that kernel has completed and its writes are visible, so the order the caller sees is the
-// stream's. A plan execution of 1 MiB is a kernel of a few microseconds whose launch is a good part of
-// it: with this, MSCCL++'s allreduce.json at 1 MiB went from 1.02x MSCCL++'s executor to 0.99x
+// The kernel is a programmatic dependent launch where the GPU has them (ext/common/dependent_launch.hpp):
+// with it, MSCCL++'s allreduce.json at 1 MiB went from 1.02x MSCCL++'s executor to 0.99x
 // (docs/performance.md, 2026-12-06, second section).
-//
-// No block lets the next kernel be placed early (griddepcontrol.launch_dependents): a plan does not say
-// when a block has met the blocks it will still wait for, and a placed block that waits takes an SM that
-// a peer's kernel, sharing the GPU under MPS, may need to finish. The kernel's end allows it.
-//
-// Plain launches where the GPU or the build lacks the feature (HIP, compute capability below 9.0,
-// kernels compiled from PTX older than 9.0, which would not hold the wait), or with
-// MSCCLPP_DEPENDENT_LAUNCH=0.
-
-#if defined(MSCCLPP_DEVICE_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define MSCCLPP_EXECUTOR_GRID_DEPENDENCIES 1
-#endif
-
-/// Returns once the kernels before this one on its stream have completed and their writes are visible
-/// (at once for a plain launch).
-__device__ __forceinline__ void waitForPriorKernels() {
-#if defined(MSCCLPP_EXECUTOR_GRID_DEPENDENCIES)
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
+using ext::waitForPriorKernels;
 
 /// The packet type of the kernels for plans without packet operations (the parser refuses a packet
 /// operation in a plan whose protocol is not LL): their packet cases compile to nothing, which leaves
@@ -167,22 +144,24 @@ __global__ void __launch_bounds__(kMaxThreads<P>, 1) interpreterKernel(DeviceCon
   }
 }
 
+using InterpreterKernel = void (*)(DeviceContext);
+
 /// The kernel for element type T, `packetType` and the plan kind.
 template <typename T>
-const void* kernelFor(PacketType packetType, bool packetPlan) {
-  if (!packetPlan) return reinterpret_cast<const void*>(&interpreterKernel<T, NoPackets>);
+InterpreterKernel kernelFor(PacketType packetType, bool packetPlan) {
+  if (!packetPlan) return &interpreterKernel<T, NoPackets>;
   switch (packetType) {
     case PacketType::LL8:
-      return reinterpret_cast<const void*>(&interpreterKernel<T, LL8Packet>);
+      return &interpreterKernel<T, LL8Packet>;
     case PacketType::LL16:
-      return reinterpret_cast<const void*>(&interpreterKernel<T, LL16Packet>);
+      return &interpreterKernel<T, LL16Packet>;
   }
   return nullptr;
 }
 
 /// The kernel for `dataType`, `packetType` and the plan kind; null for a combination Executor::execute
 /// refuses.
-const void* kernelFor(DataType dataType, PacketType packetType, bool packetPlan) {
+InterpreterKernel kernelFor(DataType dataType, PacketType packetType, bool packetPlan) {
   switch (dataType) {
     case DataType::INT32:
       return kernelFor<int32_t>(packetType, packetPlan);
@@ -213,45 +192,17 @@ const void* kernelFor(DataType dataType, PacketType packetType, bool packetPlan)
 }  // namespace
 
 bool interpreterLaunchesDependent() {
-#if defined(MSCCLPP_DEVICE_HIP)
-  return false;
-#else
-  int device = 0, major = 0;
-  MSCCLPP_CUDATHROW(cudaGetDevice(&device));
-  MSCCLPP_CUDATHROW(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  if (major < 9) return false;
   // Every interpreter kernel is built for the same architectures; one stands for all.
-  cudaFuncAttributes attributes = {};
-  MSCCLPP_CUDATHROW(
-      cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(&interpreterKernel<float, NoPackets>)));
-  return attributes.ptxVersion >= 90;
-#endif
+  return ext::launchesDependent(reinterpret_cast<const void*>(&interpreterKernel<float, NoPackets>));
 }
 
 void launchInterpreter(const DeviceContext& ctx, bool dependent, cudaStream_t stream) {
-  const void* kernel =
+  const InterpreterKernel kernel =
       kernelFor(static_cast<DataType>(ctx.dataType), static_cast<PacketType>(ctx.packetType), ctx.packetPlan);
   MSCCLPP_ASSERT(kernel != nullptr, "no interpreter kernel for this data type and packet type");
   MSCCLPP_ASSERT(ctx.nThreads <= interpreterThreadLimit(ctx.packetPlan),
                  "more interpreter threads than the kernel is compiled for");
-  DeviceContext arg = ctx;
-  void* args[] = {&arg};
-#if defined(MSCCLPP_DEVICE_HIP)
-  (void)dependent;
-  MSCCLPP_CUDATHROW(cudaLaunchKernel(kernel, dim3(ctx.nBlocks), dim3(ctx.nThreads), args, ctx.tableBytes, stream));
-#else
-  cudaLaunchAttribute attribute = {};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(ctx.nBlocks);
-  config.blockDim = dim3(ctx.nThreads);
-  config.dynamicSmemBytes = ctx.tableBytes;
-  config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = dependent ? 1 : 0;
-  MSCCLPP_CUDATHROW(cudaLaunchKernelExC(&config, kernel, args));
-#endif
+  ext::launchKernel(kernel, dim3(ctx.nBlocks), dim3(ctx.nThreads), ctx.tableBytes, stream, dependent, ctx);
 }
 
 void reserveInterpreterSharedMemory(uint32_t bytes, const Where& where) {
@@ -270,10 +221,10 @@ void reserveInterpreterSharedMemory(uint32_t bytes, const Where& where) {
                      DataType::FP8_E4M3, DataType::FP8_E5M2}) {
     for (PacketType p : {PacketType::LL8, PacketType::LL16}) {
       for (bool packetPlan : {false, true}) {
-        const void* kernel = kernelFor(t, p, packetPlan);
+        const InterpreterKernel kernel = kernelFor(t, p, packetPlan);
         if (kernel != nullptr) {
-          MSCCLPP_CUDATHROW(
-              cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+          MSCCLPP_CUDATHROW(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                                 cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
         }
       }
     }
