@@ -127,8 +127,8 @@ const char* collectiveName(Collective collective);
 ///   on registered buffers above the two-shot LL sizes (all-reduce) or from 1 MiB parts.
 /// - CopyEngine: all-gather, broadcast and (out of place) all-to-all into registered receive buffers:
 ///   cudaMemcpyAsync on the caller's stream straight into the peers' buffers, between two one-block
-///   barrier kernels, so no SM moves data. For large messages (Auto: from 16 MiB parts, broadcasts from
-///   8 MiB); on unregistered buffers the call runs Staged.
+///   barrier kernels, so no SM moves data. For large messages (Auto: all-gathers of 2 ranks and all-to-alls
+///   from 16 MiB parts, broadcasts from 8 MiB); on unregistered buffers the call runs Staged.
 enum class Algorithm : int { Auto, LLOneShot, Staged, ZeroCopy, LLTwoShot, CopyEngine };
 
 const char* algorithmName(Algorithm algorithm);

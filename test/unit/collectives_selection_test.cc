@@ -152,8 +152,8 @@ TEST(CollectivesSelection, SelectorIsAskedFirstAndAutoDefers) {
 
 // Below its band, a registered call selects what an unregistered one does; from the band up, Auto
 // leaves scratch: zero-copy all-reduce above the two-shot sizes, zero-copy reduce-scatter and
-// all-gather from 1 MiB parts, the copy engines for all-gather from 16 MiB parts and broadcast from
-// 8 MiB and all-to-all from 16 MiB parts. Unregistered calls never take either.
+// all-gather from 1 MiB parts, the copy engines for all-gather from 16 MiB parts at 2 ranks (SM copies
+// at more) and broadcast from 8 MiB and all-to-all from 16 MiB parts. Unregistered calls never take either.
 TEST(CollectivesSelection, AutoTakesZeroCopyAndCopyEnginesOnRegisteredBuffersFromTheirBands) {
   const Config c = resolved({}, 2);
   const size_t MiB = size_t{1} << 20;
@@ -183,7 +183,9 @@ TEST(CollectivesSelection, AutoTakesZeroCopyAndCopyEnginesOnRegisteredBuffersFro
       }
     }
     EXPECT_EQ(selectAlgorithm(Collective::AllGather, 16 * MiB - 1, n, c, l, true), Algorithm::ZeroCopy) << n;
-    EXPECT_EQ(selectAlgorithm(Collective::AllGather, 16 * MiB, n, c, l, true), Algorithm::CopyEngine) << n;
+    EXPECT_EQ(selectAlgorithm(Collective::AllGather, 16 * MiB, n, c, l, true),
+              n == 2 ? Algorithm::CopyEngine : Algorithm::ZeroCopy)
+        << n;
     EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 64 * MiB, n, c, l, true), Algorithm::ZeroCopy) << n;
     EXPECT_EQ(selectAlgorithm(Collective::Gather, 64 * MiB, n, c, l, true), Algorithm::Staged) << n;
   }

@@ -86,37 +86,42 @@ namespace {
 
 /// Where Auto leaves scratch for registered buffers: from `fromBytes` (the segment, as selectAlgorithm
 /// takes it: the whole message of an all-reduce or broadcast, one rank's part of an all-gather or
-/// reduce-scatter) up, `algorithm`. The first matching row wins. Measured with mscclpp-coll-bench, one
-/// H200, 2 and 4 ranks under MPS, CUDA graphs, every algorithm forced in turn (docs/performance.md,
-/// 2026-12-04): below these sizes the LL and staged paths, which need no second barrier, were faster.
+/// reduce-scatter) up, at most `maxRanks` ranks (0: any number), `algorithm`. The first matching row
+/// wins. Measured with mscclpp-coll-bench, 2 and 4 ranks on one GPU under MPS, CUDA graphs, every
+/// algorithm forced in turn (docs/performance.md, 2026-12-04 on an H200, 2026-12-06 on an H100): below
+/// these sizes the LL and staged paths, which need no second barrier, were faster.
 struct RegisteredBand {
   Collective collective;
   size_t fromBytes;
+  int maxRanks;
   Algorithm algorithm;
 };
 
 constexpr RegisteredBand kRegisteredBands[] = {
     // Above the two-shot LL sizes: one pass over the peers' inputs, no scratch (4 MiB: 9.8 us against
     // 11.5 staged at 2 ranks, 15.2 against 24.3 at 4).
-    {Collective::AllReduce, kLLTwoShotMaxBytes + 1, Algorithm::ZeroCopy},
+    {Collective::AllReduce, kLLTwoShotMaxBytes + 1, 0, Algorithm::ZeroCopy},
     // 2 and 4 MiB parts: 9.6 and 14.8 us against 12.2 and 27.6 through scratch.
-    {Collective::ReduceScatter, size_t{1} << 20, Algorithm::ZeroCopy},
-    // The copy engines from 16 MiB parts (64 MiB gathers: 38.6 us against 39.2 by SM at 2 ranks, 107.9
-    // against 111.2 at 4); below, SM copies into the peers' outputs (1 MiB parts at 4 ranks: 11.3 us
+    {Collective::ReduceScatter, size_t{1} << 20, 0, Algorithm::ZeroCopy},
+    // The copy engines from 16 MiB parts at 2 ranks only (64 MiB gathers in place: 51.3 us against
+    // 53.1 by SM). At 4 ranks twelve copies share the engines and the SM copy into the peers' outputs
+    // wins at every size (64 MiB in place: 107.9 us against 144.4; 16 MiB: 31.4 against 39.6; H100,
+    // 2026-12-06). Below 16 MiB parts, SM copies at any rank count (1 MiB parts at 4 ranks: 11.3 us
     // against 14.5 staged).
-    {Collective::AllGather, size_t{16} << 20, Algorithm::CopyEngine},
-    {Collective::AllGather, size_t{1} << 20, Algorithm::ZeroCopy},
+    {Collective::AllGather, size_t{16} << 20, 2, Algorithm::CopyEngine},
+    {Collective::AllGather, size_t{1} << 20, 0, Algorithm::ZeroCopy},
     // 8 MiB: 8.5 us against 8.6 at 2 ranks, 20.1 against 38.9 at 4; 1 MiB: slower than staged.
-    {Collective::Broadcast, size_t{8} << 20, Algorithm::CopyEngine},
+    {Collective::Broadcast, size_t{8} << 20, 0, Algorithm::CopyEngine},
     // Not yet timed itself: at 64 MiB and 4 ranks (16 MiB parts) the pairwise SM copies through scratch
     // took 1.69x the copy floor, where the copy engines took broadcast to 0.87x.
-    {Collective::AllToAll, size_t{16} << 20, Algorithm::CopyEngine},
+    {Collective::AllToAll, size_t{16} << 20, 0, Algorithm::CopyEngine},
 };
 
 /// Auto's choice for registered buffers, or Auto where no band covers the call.
-Algorithm registeredBand(Collective collective, size_t segBytes) {
+Algorithm registeredBand(Collective collective, size_t segBytes, int nRanks) {
   for (const RegisteredBand& band : kRegisteredBands) {
-    if (band.collective == collective && segBytes >= band.fromBytes) return band.algorithm;
+    if (band.collective == collective && segBytes >= band.fromBytes && (band.maxRanks == 0 || nRanks <= band.maxRanks))
+      return band.algorithm;
   }
   return Algorithm::Auto;
 }
@@ -136,7 +141,7 @@ Algorithm selectAlgorithm(Collective collective, size_t segBytes, int nRanks, co
   if (config.selector) wanted = config.selector(collective, segBytes, nRanks);
   if (wanted == Algorithm::Auto) wanted = config.forceAlgorithm;
   if (wanted == Algorithm::Auto && tuning) wanted = tuning->find(collective, segBytes, nRanks, registered);
-  if (wanted == Algorithm::Auto && registered) wanted = registeredBand(collective, segBytes);
+  if (wanted == Algorithm::Auto && registered) wanted = registeredBand(collective, segBytes, nRanks);
   if (wanted == Algorithm::Auto) {
     // One-shot sends the whole segment to every peer as packets of twice its size, so its traffic
     // grows with the peer count: it wins while that traffic costs less than two barrier hops.
