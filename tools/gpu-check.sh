@@ -6,7 +6,7 @@
 # with 2 and 4 ranks on the GPUs present, under a private MPS daemon when ranks share a GPU), and
 # writes logs and the summary line under <out dir>.
 #   gpu-check.sh <out dir> [build|test|conformance|bench|consumers|nccl-tests|coll-bench|compare|executor-compare|
-#                           sanitize|sanitize-mp]...
+#                           sanitize|sanitize-mp|sanitize-coll]...
 #   (default: build test)
 # compare and executor-compare measure against MSCCL++ a02ba3b1 built from the reference copy in
 # $REFERENCE_DIR (default .reference, what /work/shared/reference holds, plus exec/ for the executor; see
@@ -98,6 +98,22 @@ for step in "${steps[@]}"; do
       >"$out/memcheck-mp.log" 2>&1
     echo "memcheck (2 ranks) exit: $?"
     grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/memcheck-mp.log" | sort | uniq -c
+    "$root/tools/mps.sh" stop "$mps"
+    ;;
+  sanitize-coll)
+    # memcheck over the collectives' and the executor's multi-process suites with 2 ranks under MPS:
+    # every collective kernel (LL one- and two-shot, staged, pairwise, zero-copy, the copy engines'
+    # barriers) and the interpreter, on registered and unregistered buffers. Instrumented kernels are
+    # slower and the matrix is long, hence its own step and time limit.
+    mps=$build/mps-sanitize-coll
+    "$root/tools/mps.sh" start "$mps"
+    CUDA_MPS_PIPE_DIRECTORY=$mps/pipe CUDA_MPS_LOG_DIRECTORY=$mps/log timeout 600 \
+      "$root/test/mp_unit/run_mpi.sh" 2 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 1 \
+      "$build/test/mp_unit_tests" \
+      --gtest_filter='CollectivesMpTest.*:*Executor*' \
+      >"$out/memcheck-coll.log" 2>&1
+    echo "memcheck collectives (2 ranks) exit: $?"
+    grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/memcheck-coll.log" | sort | uniq -c
     "$root/tools/mps.sh" stop "$mps"
     ;;
   consumers)
