@@ -29,6 +29,19 @@ build=${MSCCLPP_BUILD_DIR:-$root/build-gpu}
 export NCCL_NVLS_ENABLE=0
 jobs=$(nproc)
 
+# memcheck_2_ranks <log name> <seconds> <gtest filter>: mp_unit_tests as 2 ranks under a private MPS
+# daemon, each rank under compute-sanitizer memcheck; prints the exit status and the error summaries.
+memcheck_2_ranks() {
+  local log=$out/$1.log mps=$build/mps-$1
+  "$root/tools/mps.sh" start "$mps"
+  CUDA_MPS_PIPE_DIRECTORY=$mps/pipe CUDA_MPS_LOG_DIRECTORY=$mps/log timeout "$2" \
+    "$root/test/mp_unit/run_mpi.sh" 2 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 1 \
+    "$build/test/mp_unit_tests" --gtest_filter="$3" >"$log" 2>&1
+  echo "$1 (2 ranks) exit: $?"
+  grep -E "ERROR SUMMARY|PASSED|FAILED" "$log" | sort | uniq -c
+  "$root/tools/mps.sh" stop "$mps"
+}
+
 for step in "${steps[@]}"; do
   case $step in
   build)
@@ -89,32 +102,14 @@ for step in "${steps[@]}"; do
   sanitize-mp)
     # memcheck over the multi-process GPU suites with 2 ranks under MPS, the 100,000-round ping-pongs
     # and 256 MiB transfers included (about 10 s instrumented on an H200).
-    mps=$build/mps-sanitize
-    "$root/tools/mps.sh" start "$mps"
-    CUDA_MPS_PIPE_DIRECTORY=$mps/pipe CUDA_MPS_LOG_DIRECTORY=$mps/log timeout 240 \
-      "$root/test/mp_unit/run_mpi.sh" 2 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 1 \
-      "$build/test/mp_unit_tests" \
-      --gtest_filter='DataPlane*:GpuIpcMemMp*' \
-      >"$out/memcheck-mp.log" 2>&1
-    echo "memcheck (2 ranks) exit: $?"
-    grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/memcheck-mp.log" | sort | uniq -c
-    "$root/tools/mps.sh" stop "$mps"
+    memcheck_2_ranks memcheck-mp 240 'DataPlane*:GpuIpcMemMp*'
     ;;
   sanitize-coll)
     # memcheck over the collectives' and the executor's multi-process suites with 2 ranks under MPS:
     # every collective kernel (LL one- and two-shot, staged, pairwise, zero-copy, the copy engines'
     # barriers) and the interpreter, on registered and unregistered buffers. Instrumented kernels are
     # slower and the matrix is long, hence its own step and time limit.
-    mps=$build/mps-sanitize-coll
-    "$root/tools/mps.sh" start "$mps"
-    CUDA_MPS_PIPE_DIRECTORY=$mps/pipe CUDA_MPS_LOG_DIRECTORY=$mps/log timeout 600 \
-      "$root/test/mp_unit/run_mpi.sh" 2 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 1 \
-      "$build/test/mp_unit_tests" \
-      --gtest_filter='CollectivesMpTest.*:*Executor*' \
-      >"$out/memcheck-coll.log" 2>&1
-    echo "memcheck collectives (2 ranks) exit: $?"
-    grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/memcheck-coll.log" | sort | uniq -c
-    "$root/tools/mps.sh" stop "$mps"
+    memcheck_2_ranks memcheck-coll 600 'CollectivesMpTest.*:*Executor*'
     ;;
   consumers)
     # The NCCL API's real consumers (torch.distributed, a vLLM-style client) and its benchmark against the
