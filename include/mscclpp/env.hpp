@@ -86,7 +86,7 @@ class Env {
   /// collectives choose from the number of ranks sharing the GPU.
   const int64_t collMaxBlocks;
   /// MSCCLPP_COLL_LL_MAX_BYTES: the largest segment x (ranks - 1) the collectives send as LL packets
-  /// when they choose the algorithm themselves; a size as for MSCCLPP_COLL_SCRATCH_BYTES. Default 512K.
+  /// when they choose the algorithm themselves; a size as for MSCCLPP_COLL_SCRATCH_BYTES. Default 768K.
   const uint64_t collLLMaxBytes;
   /// MSCCLPP_COLL_ALGO: "auto", "ll", "ll2" (two-shot LL, all-reduce), "staged",
   /// "zerocopy" or "ce" (copy engines; both on registered buffers only): the algorithm every collective

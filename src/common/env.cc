@@ -120,7 +120,7 @@ Env::Env(const Lookup& lookup)
       enableNvls(readBool(lookup, "MSCCLPP_ENABLE_NVLS", false)),
       collScratchBytes(readSize(lookup, "MSCCLPP_COLL_SCRATCH_BYTES", 64ull << 20, problems_)),
       collMaxBlocks(readIntIn(lookup, "MSCCLPP_COLL_MAX_BLOCKS", 1, 1024, 0, problems_)),
-      collLLMaxBytes(readSize(lookup, "MSCCLPP_COLL_LL_MAX_BYTES", 512ull << 10, problems_)),
+      collLLMaxBytes(readSize(lookup, "MSCCLPP_COLL_LL_MAX_BYTES", 768ull << 10, problems_)),
       collAlgo(readChoice(lookup, "MSCCLPP_COLL_ALGO", {"auto", "ll", "ll2", "staged", "zerocopy", "ce"}, "auto",
                           problems_)),
       collTuningFile(readString(lookup, "MSCCLPP_COLL_TUNING_FILE", "")),

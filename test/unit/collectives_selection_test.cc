@@ -40,7 +40,7 @@ std::string envProblems(const std::map<std::string, std::string>& vars) {
 TEST(CollectivesConfig, DefaultsWithoutEnvironment) {
   const Config c = resolved();
   EXPECT_EQ(c.scratchBytes, size_t{64} << 20);  // the defaults env.hpp and docs/collectives.md state
-  EXPECT_EQ(c.llMaxBytes, size_t{512} << 10);
+  EXPECT_EQ(c.llMaxBytes, size_t{768} << 10);
   EXPECT_EQ(c.maxBlocks, kMaxBlocksPerLaunch);
   EXPECT_EQ(c.forceAlgorithm, Algorithm::Auto);
 }

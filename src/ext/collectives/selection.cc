@@ -144,7 +144,10 @@ Algorithm selectAlgorithm(Collective collective, size_t segBytes, int nRanks, co
   if (wanted == Algorithm::Auto && registered) wanted = registeredBand(collective, segBytes, nRanks);
   if (wanted == Algorithm::Auto) {
     // One-shot sends the whole segment to every peer as packets of twice its size, so its traffic
-    // grows with the peer count: it wins while that traffic costs less than two barrier hops.
+    // grows with the peer count: it wins while that traffic costs less than two barrier hops. The
+    // default 768 KiB: every size this bound moved from 512 KiB ran faster one-shot (all-reduce 640
+    // KiB at 2 ranks 4.3 us against 5.2 two-shot, 256-384 KiB at 3 ranks 4.7 against 5.1; all-gather
+    // 256 KiB parts at 4 ranks 6.0 against 8.8 zero-copy; docs/performance.md, 2026-12-06).
     const bool small = segBytes * static_cast<size_t>(nRanks - 1) <= config.llMaxBytes;
     if (small && hasLLOneShot(collective)) {
       wanted = Algorithm::LLOneShot;
