@@ -29,10 +29,7 @@ BufferRegistry::Identity BufferRegistry::identityOf(const void* ptr) {
   return id;
 }
 
-namespace {
-
-/// Why this rank cannot register [ptr, ptr + bytes), or "" when it can.
-std::string refusal(void* ptr, size_t bytes) {
+std::string shareRefusal(const void* ptr, size_t bytes) {
   if (ptr == nullptr || bytes == 0) return "the buffer is null or empty";
   cudaPointerAttributes attrs{};
   if (cudaPointerGetAttributes(&attrs, ptr) != cudaSuccess || !isDeviceMemory(attrs)) {
@@ -46,7 +43,35 @@ std::string refusal(void* ptr, size_t bytes) {
   return "";
 }
 
-}  // namespace
+std::vector<int64_t> gatherFromEveryRank(Bootstrap& bootstrap, int64_t mine) {
+  std::vector<int64_t> all(bootstrap.getNranks());
+  all[bootstrap.getRank()] = mine;
+  bootstrap.allGather(all.data(), sizeof(int64_t));
+  return all;
+}
+
+std::vector<std::vector<char>> swapWithPeers(Bootstrap& bootstrap, const std::vector<char>& mine, int tag) {
+  const int rank = bootstrap.getRank(), nRanks = bootstrap.getNranks();
+  for (int p = 0; p < nRanks; ++p) {
+    if (p != rank) bootstrap.send(mine, p, tag);
+  }
+  std::vector<std::vector<char>> received(nRanks);
+  for (int p = 0; p < nRanks; ++p) {
+    if (p != rank) bootstrap.recv(received[p], p, tag);
+  }
+  return received;
+}
+
+RegisteredMemory mapPeerMemory(const std::vector<char>& serialized, int peer, std::string& firstFailure) {
+  try {
+    RegisteredMemory memory = RegisteredMemory::deserialize(serialized);
+    if (memory.data() != nullptr) return memory;
+    if (firstFailure.empty()) firstFailure = concat("rank ", peer, ": no mapping over CudaIpc");
+  } catch (const BaseError& err) {
+    if (firstFailure.empty()) firstFailure = concat("rank ", peer, ": ", err.what());
+  }
+  return RegisteredMemory();
+}
 
 BufferRegistry::BufferRegistry(std::shared_ptr<Communicator> comm, int tag)
     : comm_(std::move(comm)),
@@ -54,15 +79,8 @@ BufferRegistry::BufferRegistry(std::shared_ptr<Communicator> comm, int tag)
       rank_(comm_->bootstrap()->getRank()),
       nRanks_(comm_->bootstrap()->getNranks()) {}
 
-std::vector<int64_t> BufferRegistry::gather(int64_t mine) const {
-  std::vector<int64_t> all(nRanks_);
-  all[rank_] = mine;
-  comm_->bootstrap()->allGather(all.data(), sizeof(int64_t));
-  return all;
-}
-
 void BufferRegistry::add(void* ptr, size_t bytes) {
-  std::string why = refusal(ptr, bytes);
+  std::string why = shareRefusal(ptr, bytes);
   const uintptr_t start = reinterpret_cast<uintptr_t>(ptr);
   if (why.empty()) {
     auto next = entries_.lower_bound(start);
@@ -80,7 +98,8 @@ void BufferRegistry::add(void* ptr, size_t bytes) {
     }
   }
   // Every rank's size, or -1 for a refusal: all ranks decide alike whether to go on.
-  const std::vector<int64_t> sizes = gather(why.empty() ? static_cast<int64_t>(bytes) : -1);
+  const std::vector<int64_t> sizes =
+      gatherFromEveryRank(*comm_->bootstrap(), why.empty() ? static_cast<int64_t>(bytes) : -1);
   MSCCLPP_CHECK_USAGE(why.empty(), "registerBuffer(", ptr, ", ", bytes, " bytes): ", why);
   for (int q = 0; q < nRanks_; ++q) {
     MSCCLPP_CHECK_USAGE(sizes[q] >= 0, "registerBuffer: rank ", q, " refused its buffer; nothing was registered");
@@ -91,19 +110,8 @@ void BufferRegistry::add(void* ptr, size_t bytes) {
   e.bytes = bytes;
   e.serial = nextSerial_++;
   e.allocation = identityOf(ptr);
-  // Serialized through the bootstrap and deserialized here, so that each peer's mapping is owned by
-  // this entry alone and ends with it: a mapping that outlived deregistration would keep a new
-  // allocation the peer makes at the same place from being mapped again (runtime IPC maps an
-  // allocation once per process).
-  const std::vector<char> serialized = e.local.serialize();
-  for (int p = 0; p < nRanks_; ++p) {
-    if (p != rank_) comm_->bootstrap()->send(serialized, p, tag_);
-  }
-  // Every peer's message is taken, mapped or not, so that none is left for the next registration.
-  std::vector<std::vector<char>> received(nRanks_);
-  for (int p = 0; p < nRanks_; ++p) {
-    if (p != rank_) comm_->bootstrap()->recv(received[p], p, tag_);
-  }
+  // Each peer's mapping is owned by this entry alone and ends with it (swapWithPeers says why).
+  const std::vector<std::vector<char>> received = swapWithPeers(*comm_->bootstrap(), e.local.serialize(), tag_);
   e.peers.resize(nRanks_);
   std::string unmapped;
   for (int p = 0; p < nRanks_; ++p) {
@@ -111,15 +119,10 @@ void BufferRegistry::add(void* ptr, size_t bytes) {
       e.starts.ptr[p] = static_cast<char*>(ptr);
       continue;
     }
-    try {
-      e.peers[p] = RegisteredMemory::deserialize(received[p]);
-      e.starts.ptr[p] = static_cast<char*>(e.peers[p].data());
-      if (e.starts.ptr[p] == nullptr && unmapped.empty()) unmapped = concat("rank ", p, ": no mapping over CudaIpc");
-    } catch (const Error& err) {
-      if (unmapped.empty()) unmapped = concat("rank ", p, ": ", err.what());
-    }
+    e.peers[p] = mapPeerMemory(received[p], p, unmapped);
+    e.starts.ptr[p] = static_cast<char*>(e.peers[p].data());
   }
-  const std::vector<int64_t> mapped = gather(unmapped.empty() ? 1 : 0);
+  const std::vector<int64_t> mapped = gatherFromEveryRank(*comm_->bootstrap(), unmapped.empty() ? 1 : 0);
   MSCCLPP_CHECK_USAGE(unmapped.empty(), "registerBuffer: a peer's buffer cannot be mapped here (", unmapped,
                       "); nothing was registered");
   for (int q = 0; q < nRanks_; ++q) {
@@ -134,7 +137,8 @@ void BufferRegistry::remove(void* ptr) {
   // Kernels of this rank that still use the buffer end first; the gather below then waits for every
   // rank to have done the same, so no rank releases a mapping a peer's kernel is using.
   MSCCLPP_CUDATHROW(cudaDeviceSynchronize());
-  const std::vector<int64_t> serials = gather(it == entries_.end() ? -1 : static_cast<int64_t>(it->second.serial));
+  const std::vector<int64_t> serials =
+      gatherFromEveryRank(*comm_->bootstrap(), it == entries_.end() ? -1 : static_cast<int64_t>(it->second.serial));
   MSCCLPP_CHECK_USAGE(it != entries_.end(), "deregisterBuffer: ", ptr,
                       " is not a registered pointer of this object (deregistered already, or never registered)");
   for (int q = 0; q < nRanks_; ++q) {

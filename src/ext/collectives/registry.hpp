@@ -29,6 +29,8 @@
 #include <map>
 #include <memory>
 #include <mscclpp/core.hpp>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "ext/collectives/kernels.hpp"
@@ -64,6 +66,10 @@ class BufferRegistry {
     uintptr_t base = 0;
     size_t size = 0;
     bool operator==(const Identity& o) const { return bufferId == o.bufferId && base == o.base && size == o.size; }
+    bool operator!=(const Identity& o) const { return !(*this == o); }
+    bool operator<(const Identity& o) const {
+      return std::tie(base, size, bufferId) < std::tie(o.base, o.size, o.bufferId);
+    }
   };
   static Identity identityOf(const void* ptr);
 
@@ -77,9 +83,6 @@ class BufferRegistry {
     PeerBuffers starts;                   // every rank's registered pointer, mapped here
   };
 
-  /// Every rank's `mine`, gathered over the bootstrap.
-  std::vector<int64_t> gather(int64_t mine) const;
-
   std::shared_ptr<Communicator> comm_;
   int tag_;
   int rank_;
@@ -87,6 +90,29 @@ class BufferRegistry {
   uint64_t nextSerial_ = 0;
   std::map<uintptr_t, Entry> entries_;  // by registered pointer
 };
+
+// What the registry and the capture-time registration (capture_registry.hpp) share: both exchange
+// whole memories over the bootstrap, rank by rank, and let every rank's verdict decide for all.
+
+/// Every rank's `mine`, gathered over `bootstrap` (entry q is rank q's).
+std::vector<int64_t> gatherFromEveryRank(Bootstrap& bootstrap, int64_t mine);
+
+/// Why this rank cannot share [ptr, ptr + bytes) with its peers, or "" when it can: the buffer is null
+/// or empty, not device memory, on another GPU than the current one, or in an allocation the driver
+/// does not know.
+std::string shareRefusal(const void* ptr, size_t bytes);
+
+/// Sends `mine` to every peer under `tag` and takes one message from every peer (entry q is rank q's;
+/// this rank's stays empty). Every peer's message is taken, whatever it holds, so that none is left for
+/// the next exchange under the tag. Straight through the bootstrap, not Communicator::sendMemory: the
+/// caller owns every mapping it makes of what it receives, so that a mapping ends with its owner (runtime
+/// IPC maps an allocation once per process: a mapping that outlived its use would keep a new allocation
+/// the peer makes at the same place from being mapped again).
+std::vector<std::vector<char>> swapWithPeers(Bootstrap& bootstrap, const std::vector<char>& mine, int tag);
+
+/// `serialized` (a RegisteredMemory of rank `peer`) mapped here, or an empty RegisteredMemory when it
+/// cannot be; then `firstFailure`, if still empty, says why.
+RegisteredMemory mapPeerMemory(const std::vector<char>& serialized, int peer, std::string& firstFailure);
 
 }  // namespace collectives
 }  // namespace mscclpp
