@@ -89,12 +89,16 @@ class Env {
   /// when they choose the algorithm themselves; a size as for MSCCLPP_COLL_SCRATCH_BYTES. Default 768K.
   const uint64_t collLLMaxBytes;
   /// MSCCLPP_COLL_ALGO: "auto", "ll", "ll2" (two-shot LL, all-reduce), "staged",
-  /// "zerocopy" or "ce" (copy engines; both on registered buffers only): the algorithm every collective
-  /// that has it runs with.
+  /// "zerocopy" or "ce" (copy engines; both on registered buffers, or on buffers of a call captured into
+  /// a graph, only): the algorithm every collective that has it runs with.
   /// Default "auto".
   const std::string collAlgo;
   /// MSCCLPP_COLL_TUNING_FILE: a tuning table for the collectives (Config::tuningFile). Default "" (none).
   const std::string collTuningFile;
+  /// MSCCLPP_COLL_CAPTURE_CACHE: how many of its allocations each rank lets its peers map when collectives
+  /// on unregistered buffers are captured into a CUDA graph (so that the graph runs them zero-copy), 0 to
+  /// 65536; 0 turns capture-time registration off. Default 256.
+  const int64_t collCaptureCache;
   /// MSCCLPP_DEPENDENT_LAUNCH: the executor and the collectives launch their kernels as programmatic
   /// dependent launches where the GPU has them (compute capability 9.0 and later): each is set up while
   /// the kernel before it on the stream runs. 0: plain launches. Default 1.
