@@ -107,9 +107,9 @@ for step in "${steps[@]}"; do
   sanitize-coll)
     # memcheck over the collectives' and the executor's multi-process suites with 2 ranks under MPS:
     # every collective kernel (LL one- and two-shot, staged, pairwise, zero-copy, the copy engines'
-    # barriers) and the interpreter, on registered and unregistered buffers. Instrumented kernels are
-    # slower and the matrix is long, hence its own step and time limit.
-    memcheck_2_ranks memcheck-coll 600 'CollectivesMpTest.*:*Executor*'
+    # barriers) and the interpreter, on registered, unregistered and capture-registered buffers.
+    # Instrumented kernels are slower and the matrix is long, hence its own step and time limit.
+    memcheck_2_ranks memcheck-coll 600 'CollectivesMpTest.*:CollectivesCaptureMpTest.*:*Executor*'
     ;;
   consumers)
     # The NCCL API's real consumers (torch.distributed, a vLLM-style client) and its benchmark against the

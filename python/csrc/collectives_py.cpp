@@ -330,7 +330,8 @@ void registerCollectives(py::module_& m) {
       .def_property_readonly("n_ranks", &Collectives::nRanks)
       .def_property_readonly("config", &Collectives::config, py::return_value_policy::copy)
       .def("algorithm_for", &Collectives::algorithmFor, py::arg("collective"), py::arg("bytes"),
-           py::arg("registered") = false);
+           py::arg("registered") = false)
+      .def_property_readonly("capture_mappings", &Collectives::captureMappings);
   bindCollectiveCalls(cls);
   bindPointToPoint(cls);
   bindRegistration(cls);

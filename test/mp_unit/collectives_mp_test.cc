@@ -11,8 +11,11 @@
 // bad arguments. Each algorithm that Auto reaches only in some size bands runs the matrix too, through an
 // object that forces it: zero-copy and copy engines on registered buffers, two-shot LL and staged
 // all-reduce. Zero-copy has its own tests as well: graphs, back-to-back calls mixed with the other
-// paths, a buffer freed and reallocated, and registrations refused on every rank. Inputs are uploaded in
-// the order of the stream the collectives run on (upload()).
+// paths, a buffer freed and reallocated, and registrations refused on every rank. Capture-time
+// registration (CollectivesCaptureMpTest): every collective that has a path on peers' buffers, captured
+// on unregistered buffers at rank-dependent offsets and replayed, a second capture, buffers freed and
+// reallocated between captures, and the bound. Inputs are uploaded in the order of the stream the
+// collectives run on (upload()).
 
 #include <cuda_runtime.h>
 #include <unistd.h>
@@ -75,6 +78,9 @@ struct Shared {
   std::unique_ptr<Collectives> staged;      // forces Staged
   std::unique_ptr<Collectives> copyEngine;  // forces CopyEngine wherever the buffers are registered
   std::unique_ptr<Collectives> mixed;       // ZeroCopy from kMixedZeroCopyBytes on registered buffers, else Auto
+  // Buffers that calls captured on the shared objects used unregistered: the peers keep them mapped until
+  // the objects are destroyed (capture-time registration), so they are freed after the objects.
+  std::vector<std::unique_ptr<DeviceBytes>> kept;
 };
 Shared& shared() {
   static Shared s;
@@ -96,6 +102,7 @@ class SharedTeardown : public ::testing::Environment {
       shared().coll.reset();
       shared().comm.reset();
       MPI_Barrier(MPI_COMM_WORLD);
+      shared().kept.clear();
     }
   }
 };
@@ -536,30 +543,39 @@ std::vector<float> expectedSum(int n, uint64_t count, uint64_t seed) {
   return want;
 }
 
+// LL at 256 floats; at 1 MiB + 3 floats the Auto object maps the unregistered buffers at capture and
+// runs zero-copy (capture-time registration), the Staged object runs through scratch.
 TEST_F(CollectivesMpTest, GraphReplayedAThousandTimesKeepsWorking) {
   COLL_REQUIRE_GPU();
-  for (uint64_t count : {uint64_t{256}, uint64_t{(1 << 20) + 3}}) {
-    DeviceBytes send(count * 4), recv(count * 4);
-    std::vector<char> in = testInputs(DataType::Float32, rank, count, 11);
-    CUDA_OK(upload(send.ptr, in.data(), count * 4));
-    cudaGraph_t graph;
-    cudaGraphExec_t exec;
-    CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-    coll().allReduce(send.ptr, recv.ptr, count, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream);
-    CUDA_OK(cudaStreamEndCapture(stream, &graph));
-    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
-    for (int i = 0; i < 999; ++i) CUDA_OK(cudaGraphLaunch(exec, stream));
-    CUDA_OK(cudaMemsetAsync(recv.ptr, 0, count * 4, stream));
-    CUDA_OK(cudaGraphLaunch(exec, stream));
-    CUDA_OK(cudaStreamSynchronize(stream));
-    std::vector<float> got(count);
-    CUDA_OK(cudaMemcpy(got.data(), recv.ptr, count * 4, cudaMemcpyDeviceToHost));
-    EXPECT_EQ(got, expectedSum(nRanks, count, 11))
-        << count << " elements, "
-        << mscclpp::collectives::algorithmName(coll().algorithmFor(Collective::AllReduce, count * 4));
-    (void)cudaGraphExecDestroy(exec);
-    (void)cudaGraphDestroy(graph);
-    MPI_Barrier(MPI_COMM_WORLD);
+  for (Collectives* object : {&coll(), shared().staged.get()}) {
+    for (uint64_t count : {uint64_t{256}, uint64_t{(1 << 20) + 3}}) {
+      shared().kept.push_back(std::make_unique<DeviceBytes>(count * 4));
+      DeviceBytes& send = *shared().kept.back();
+      shared().kept.push_back(std::make_unique<DeviceBytes>(count * 4));
+      DeviceBytes& recv = *shared().kept.back();
+      ASSERT_NE(send.ptr, nullptr);
+      ASSERT_NE(recv.ptr, nullptr);
+      std::vector<char> in = testInputs(DataType::Float32, rank, count, 11);
+      CUDA_OK(upload(send.ptr, in.data(), count * 4));
+      cudaGraph_t graph;
+      cudaGraphExec_t exec;
+      CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+      object->allReduce(send.ptr, recv.ptr, count, DataType::Float32, ReduceOp(ReduceOp::Kind::Sum), stream);
+      CUDA_OK(cudaStreamEndCapture(stream, &graph));
+      CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+      for (int i = 0; i < 999; ++i) CUDA_OK(cudaGraphLaunch(exec, stream));
+      CUDA_OK(cudaMemsetAsync(recv.ptr, 0, count * 4, stream));
+      CUDA_OK(cudaGraphLaunch(exec, stream));
+      CUDA_OK(cudaStreamSynchronize(stream));
+      std::vector<float> got(count);
+      CUDA_OK(cudaMemcpy(got.data(), recv.ptr, count * 4, cudaMemcpyDeviceToHost));
+      EXPECT_EQ(got, expectedSum(nRanks, count, 11))
+          << count << " elements, "
+          << mscclpp::collectives::algorithmName(object->algorithmFor(Collective::AllReduce, count * 4));
+      (void)cudaGraphExecDestroy(exec);
+      (void)cudaGraphDestroy(graph);
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
   }
 }
 
@@ -1135,6 +1151,285 @@ TEST_F(CollectivesMpTest, BadArgumentsAreRejected) {
   const std::vector<size_t> tooShort(nRanks > 1 ? nRanks - 1 : 0);
   EXPECT_THROW(coll().allToAllv(buf.ptr, tooShort, tooShort, buf.ptr, tooShort, tooShort, DataType::Int8, stream),
                Error);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// ---- capture-time registration: unregistered buffers of a captured call, mapped at capture ----
+
+/// A buffer inside a larger allocation of its own, at an offset that differs from rank to rank (as the
+/// blocks of a caching allocator do), so that a peer must add the offset its owner reported.
+struct OffsetBuffer {
+  static constexpr size_t kSlack = 64 << 10;
+  DeviceBytes block;
+  char* ptr = nullptr;
+  OffsetBuffer(size_t bytes, int rank, int salt) : block(bytes + kSlack) {
+    if (block.ptr) ptr = block.ptr + offsetOf(rank, salt);
+  }
+  /// At most 14 pages plus 16 bytes per rank, within kSlack for up to 8 ranks (with room past the end
+  /// for a guard and a shifted second buffer).
+  static size_t offsetOf(int rank, int salt) { return static_cast<size_t>((rank * 5 + salt) % 15) * 4096 + 16 * rank; }
+};
+
+/// Whether capture-time registration is on in this process (MSCCLPP_COLL_CAPTURE_CACHE above 0).
+bool captureRegistrationOn() { return mscclpp::env()->collCaptureCache > 0; }
+
+class CollectivesCaptureMpTest : public CollectivesMpTest {
+ protected:
+  static constexpr int kRoot = 0;
+
+  /// The mappings a rank should hold after captured calls on `perPeer` allocations of every peer: none
+  /// when capture-time registration is off.
+  size_t expectedMappings(size_t perPeer) const {
+    return captureRegistrationOn() ? perPeer * static_cast<size_t>(nRanks - 1) : 0;
+  }
+
+  void issue(Collectives& object, Collective c, const char* send, char* recv, uint64_t count) {
+    const ReduceOp sum(ReduceOp::Kind::Sum);
+    switch (c) {
+      case Collective::AllReduce:
+        return object.allReduce(send, recv, count, DataType::Float32, sum, stream);
+      case Collective::ReduceScatter:
+        return object.reduceScatter(send, recv, count, DataType::Float32, sum, stream);
+      case Collective::AllGather:
+        return object.allGather(send, recv, count, DataType::Float32, stream);
+      case Collective::Broadcast:
+        return object.broadcast(send, recv, count, DataType::Float32, kRoot, stream);
+      case Collective::AllToAll:
+        return object.allToAll(send, recv, count, DataType::Float32, stream);
+      case Collective::Reduce:
+      case Collective::AllToAllv:
+      case Collective::Gather:
+      case Collective::Scatter:
+      case Collective::SendRecv:
+        break;
+    }
+    ADD_FAILURE() << "no capture-time registration test for " << mscclpp::collectives::collectiveName(c);
+  }
+
+  /// What this rank's recv holds after `c` on every rank's testInputs(seed).
+  std::vector<char> expected(Collective c, uint64_t count, uint64_t seed) {
+    const int n = nRanks;
+    const uint64_t bytes = count * 4;
+    std::vector<char> want;
+    switch (c) {
+      case Collective::AllReduce:
+      case Collective::ReduceScatter: {
+        const uint64_t elems = c == Collective::AllReduce ? count : count * n;
+        const std::vector<float> sums = expectedSum(n, elems, seed);
+        const float* mine = sums.data() + (c == Collective::AllReduce ? 0 : rank * count);
+        want.assign(reinterpret_cast<const char*>(mine), reinterpret_cast<const char*>(mine + count));
+        break;
+      }
+      case Collective::AllGather:
+        for (int q = 0; q < n; ++q) {
+          const std::vector<char> in = testInputs(DataType::Float32, q, count, seed);
+          want.insert(want.end(), in.begin(), in.end());
+        }
+        break;
+      case Collective::Broadcast:
+        want = testInputs(DataType::Float32, kRoot, count, seed);
+        break;
+      case Collective::AllToAll:
+        for (int q = 0; q < n; ++q) {
+          const std::vector<char> in = testInputs(DataType::Float32, q, count * n, seed);
+          want.insert(want.end(), in.begin() + rank * bytes, in.begin() + (rank + 1) * bytes);
+        }
+        break;
+      case Collective::Reduce:
+      case Collective::AllToAllv:
+      case Collective::Gather:
+      case Collective::Scatter:
+      case Collective::SendRecv:
+        break;
+    }
+    return want;
+  }
+
+  /// Uploads new inputs for `seed` to `send`, replays `exec`, and checks every element of `recv` and
+  /// that the guard bytes past it are untouched.
+  void replayAndCheck(cudaGraphExec_t exec, Collective c, uint64_t count, char* send, char* recv, uint64_t seed,
+                      const std::string& what) {
+    uint64_t sendElems, recvElems;
+    bufferElements(c, count, nRanks, sendElems, recvElems);
+    CUDA_OK(upload(send, testInputs(DataType::Float32, rank, sendElems, seed).data(), sendElems * 4));
+    CUDA_OK(fill(recv, kSentinel, recvElems * 4 + kGuardBytes));
+    MPI_Barrier(MPI_COMM_WORLD);  // every rank's inputs are in place before any replay reads a peer's
+    CUDA_OK(cudaGraphLaunch(exec, stream));
+    CUDA_OK(cudaStreamSynchronize(stream));
+    std::vector<char> got(recvElems * 4 + kGuardBytes);
+    CUDA_OK(cudaMemcpy(got.data(), recv, got.size(), cudaMemcpyDeviceToHost));
+    const std::vector<char> want = expected(c, count, seed);
+    ASSERT_EQ(want.size(), recvElems * 4);
+    size_t firstWrong = want.size();
+    for (size_t i = 0; i < want.size() && firstWrong == want.size(); i += 4) {
+      if (std::memcmp(got.data() + i, want.data() + i, 4) != 0) firstWrong = i / 4;
+    }
+    EXPECT_EQ(firstWrong, want.size()) << what << ": first wrong element " << firstWrong;
+    EXPECT_EQ(std::vector<char>(got.begin() + want.size(), got.end()), std::vector<char>(kGuardBytes, kSentinel))
+        << what << ": bytes past the output were written";
+    MPI_Barrier(MPI_COMM_WORLD);  // no rank uploads the next inputs while a peer's replay still reads them
+  }
+
+  /// One call of `c` on unregistered buffers (each rank's at its own offset of its own allocation),
+  /// captured into a graph on an object of its own, replayed three times with new inputs; the peer
+  /// allocations mapped at capture are counted. The object goes before the buffers.
+  void captureAndReplay(Collective c, uint64_t count, size_t allocationsPerPeer) {
+    COLL_REQUIRE_GPU();
+    COLL_REQUIRE_AUTO();
+    uint64_t sendElems, recvElems;
+    bufferElements(c, count, nRanks, sendElems, recvElems);
+    OffsetBuffer send(sendElems * 4, rank, 1), recv(recvElems * 4 + kGuardBytes, rank, 2);
+    ASSERT_NE(send.ptr, nullptr);
+    ASSERT_NE(recv.ptr, nullptr);
+    {
+      Collectives object(shared().comm);
+      const Algorithm registered = object.algorithmFor(c, count * 4, true);
+      ASSERT_TRUE(registered == Algorithm::ZeroCopy || registered == Algorithm::CopyEngine)
+          << mscclpp::collectives::algorithmName(registered);
+      cudaGraph_t graph;
+      cudaGraphExec_t exec;
+      CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+      issue(object, c, send.ptr, recv.ptr, count);
+      CUDA_OK(cudaStreamEndCapture(stream, &graph));
+      EXPECT_EQ(object.captureMappings(), expectedMappings(allocationsPerPeer))
+          << "every peer's allocations of the call are mapped at capture";
+      CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+      for (int replay = 0; replay < 3; ++replay) {
+        replayAndCheck(exec, c, count, send.ptr, recv.ptr, 300 + replay, "replay " + std::to_string(replay));
+      }
+      EXPECT_EQ(object.captureMappings(), expectedMappings(allocationsPerPeer)) << "replays map nothing";
+      (void)cudaGraphExecDestroy(exec);
+      (void)cudaGraphDestroy(graph);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);  // every rank's object, with its mappings of this rank's buffers, is gone
+  }
+};
+
+// Sizes where Auto runs registered buffers on peers' buffers (selection.cc): all-reduce above 2 MiB,
+// reduce-scatter and all-gather from 1 MiB parts (zero-copy), broadcast from 8 MiB and all-to-all from
+// 16 MiB parts (copy engines); 3 elements more, so that every kernel has a ragged tail.
+
+TEST_F(CollectivesCaptureMpTest, CapturedAllReduceRunsOnPeersUnregisteredBuffers) {
+  captureAndReplay(Collective::AllReduce, (4 << 20) / 4 + 3, 2);
+}
+
+TEST_F(CollectivesCaptureMpTest, CapturedReduceScatterRunsOnPeersUnregisteredBuffers) {
+  captureAndReplay(Collective::ReduceScatter, (1 << 20) / 4 + 3, 1);
+}
+
+TEST_F(CollectivesCaptureMpTest, CapturedAllGatherRunsOnPeersUnregisteredBuffers) {
+  captureAndReplay(Collective::AllGather, (1 << 20) / 4 + 3, 1);
+}
+
+TEST_F(CollectivesCaptureMpTest, CapturedBroadcastRunsOnPeersUnregisteredBuffers) {
+  captureAndReplay(Collective::Broadcast, (8 << 20) / 4 + 3, 1);
+}
+
+TEST_F(CollectivesCaptureMpTest, CapturedAllToAllRunsOnPeersUnregisteredBuffers) {
+  captureAndReplay(Collective::AllToAll, (16 << 20) / 4 + 3, 2);
+}
+
+// A second capture on buffers elsewhere in the same allocations maps nothing new, and both graphs keep
+// their results.
+TEST_F(CollectivesCaptureMpTest, ASecondCaptureOnTheSameAllocationsMapsNothingNew) {
+  COLL_REQUIRE_GPU();
+  COLL_REQUIRE_AUTO();
+  const uint64_t count = (4 << 20) / 4 + 3, bytes = count * 4;
+  constexpr size_t kShift = 4096 + 16;
+  OffsetBuffer send(bytes + kShift, rank, 3), recv(bytes + kShift + kGuardBytes, rank, 4);
+  ASSERT_NE(send.ptr, nullptr);
+  ASSERT_NE(recv.ptr, nullptr);
+  {
+    Collectives object(shared().comm);
+    cudaGraph_t graphs[2];
+    cudaGraphExec_t execs[2];
+    for (int g = 0; g < 2; ++g) {
+      CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+      issue(object, Collective::AllReduce, send.ptr + g * kShift, recv.ptr + g * kShift, count);
+      CUDA_OK(cudaStreamEndCapture(stream, &graphs[g]));
+      CUDA_OK(cudaGraphInstantiate(&execs[g], graphs[g], 0));
+      EXPECT_EQ(object.captureMappings(), expectedMappings(2)) << "after capture " << g;
+    }
+    for (int replay = 0; replay < 2; ++replay) {
+      for (int g = 0; g < 2; ++g) {
+        replayAndCheck(execs[g], Collective::AllReduce, count, send.ptr + g * kShift, recv.ptr + g * kShift,
+                       310 + 2 * replay + g, "graph " + std::to_string(g) + ", replay " + std::to_string(replay));
+      }
+    }
+    for (int g = 0; g < 2; ++g) {
+      (void)cudaGraphExecDestroy(execs[g]);
+      (void)cudaGraphDestroy(graphs[g]);
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Buffers captured, freed and allocated again (most often at the same address) between two captures:
+// the owner reports the freed allocations at the second capture, every peer drops its mapping of them
+// before it maps the new ones, and both captures give every result.
+TEST_F(CollectivesCaptureMpTest, AFreedAndReallocatedBufferIsMappedAnewAndKeepsEveryResult) {
+  COLL_REQUIRE_GPU();
+  COLL_REQUIRE_AUTO();
+  const uint64_t count = (4 << 20) / 4 + 3, bytes = count * 4;
+  {
+    Collectives object(shared().comm);
+    for (int round = 0; round < 2; ++round) {
+      DeviceBytes send(bytes), recv(bytes + kGuardBytes);
+      ASSERT_NE(send.ptr, nullptr);
+      ASSERT_NE(recv.ptr, nullptr);
+      cudaGraph_t graph;
+      cudaGraphExec_t exec;
+      CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+      issue(object, Collective::AllReduce, send.ptr, recv.ptr, count);
+      CUDA_OK(cudaStreamEndCapture(stream, &graph));
+      EXPECT_EQ(object.captureMappings(), expectedMappings(2))
+          << "round " << round << ": the freed allocations' mappings went, the new ones came";
+      CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+      replayAndCheck(exec, Collective::AllReduce, count, send.ptr, recv.ptr, 320 + round,
+                     "round " + std::to_string(round));
+      (void)cudaGraphExecDestroy(exec);
+      (void)cudaGraphDestroy(graph);
+      // The graph is gone and every rank finished it: the buffers are freed with peers still mapping them.
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// One allocation more than the bound: the call that would need it runs as on unregistered buffers on
+// every rank (one rank alone taking another path would hang its peers), and gives every result.
+TEST_F(CollectivesCaptureMpTest, BeyondTheBoundACallRunsUnregisteredOnEveryRank) {
+  COLL_REQUIRE_GPU();
+  COLL_REQUIRE_AUTO();
+  const size_t bound = static_cast<size_t>(mscclpp::env()->collCaptureCache);
+  if (bound > 1024) GTEST_SKIP() << "MSCCLPP_COLL_CAPTURE_CACHE=" << bound << " is too many allocations to fill here";
+  const uint64_t count = (1 << 20) / 4 + 3, bytes = count * 4;
+  std::vector<std::unique_ptr<DeviceBytes>> outputs;
+  for (size_t i = 0; i <= bound; ++i) {
+    outputs.push_back(std::make_unique<DeviceBytes>(bytes * nRanks + kGuardBytes));
+    ASSERT_NE(outputs.back()->ptr, nullptr) << "allocation " << i;
+  }
+  DeviceBytes send(bytes);
+  ASSERT_NE(send.ptr, nullptr);
+  {
+    Collectives object(shared().comm);
+    // Each all-gather maps the peers' outputs, one allocation each, until the bound.
+    cudaGraph_t filling;
+    CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    for (size_t i = 0; i < bound; ++i) issue(object, Collective::AllGather, send.ptr, outputs[i]->ptr, count);
+    CUDA_OK(cudaStreamEndCapture(stream, &filling));
+    (void)cudaGraphDestroy(filling);
+    EXPECT_EQ(object.captureMappings(), expectedMappings(bound));
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    issue(object, Collective::AllGather, send.ptr, outputs[bound]->ptr, count);
+    CUDA_OK(cudaStreamEndCapture(stream, &graph));
+    EXPECT_EQ(object.captureMappings(), expectedMappings(bound)) << "nothing mapped beyond the bound";
+    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    replayAndCheck(exec, Collective::AllGather, count, send.ptr, outputs[bound]->ptr, 330, "beyond the bound");
+    (void)cudaGraphExecDestroy(exec);
+    (void)cudaGraphDestroy(graph);
+  }
   MPI_Barrier(MPI_COMM_WORLD);
 }
 

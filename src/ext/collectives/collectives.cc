@@ -4,10 +4,12 @@
 // The host side of Collectives: setup at construction (scratch registered and mapped by every peer,
 // counters), argument checks, the choice of algorithm and the launch. No call after construction
 // allocates, registers or talks to a peer's host, except registerBuffer/deregisterBuffer
-// (registry.hpp).
+// (registry.hpp) and, once per captured call, a call captured into a CUDA graph on unregistered
+// buffers (capture_registry.hpp).
 
 #include <algorithm>
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <mscclpp/collectives.hpp>
 #include <mscclpp/env.hpp>
@@ -17,6 +19,7 @@
 #include "common/checks.hpp"
 #include "common/identity.hpp"
 #include "common/logger.hpp"
+#include "ext/collectives/capture_registry.hpp"
 #include "ext/collectives/kernels.hpp"
 #include "ext/collectives/registry.hpp"
 #include "ext/collectives/selection.hpp"
@@ -148,6 +151,7 @@ struct Collectives::Impl {
   std::shared_ptr<uint64_t> llEpochs;
   DeviceState dev;
   BufferRegistry registry;
+  CaptureRegistry captures;
   bool inGroup = false;
   std::vector<P2POp> group;
   cudaStream_t groupStream = nullptr;
@@ -180,8 +184,21 @@ struct Collectives::Impl {
   Algorithm choose(Collective collective, size_t segBytes, bool registered = false) const {
     return selectAlgorithm(collective, segBytes, nRanks, config, layout, registered, tuning.get());
   }
-  /// Whether [ptr, ptr + bytes) lies in a registration; fills `view` with every rank's pointer then.
-  bool registered(const void* ptr, size_t bytes, PeerBuffers& view) const { return registry.find(ptr, bytes, view); }
+  /// Whether every rank's `buffers` (those a call of `collective` with segment `segBytes` reads or writes
+  /// in peers) are known here, filling each buffer's view with every rank's pointer then: when each lies
+  /// in a registration, or, when `stream` is being captured and the call would run on peers' buffers,
+  /// after the capture-time exchange (collective; capture_registry.hpp). The same answer on every rank.
+  bool registered(Collective collective, size_t segBytes, cudaStream_t stream,
+                  std::initializer_list<CaptureBuffer> buffers) {
+    bool all = true;
+    for (const CaptureBuffer& b : buffers) {
+      if (!(all = registry.find(b.ptr, b.bytes, *b.view))) break;
+    }
+    if (all) return true;
+    if (!captures.enabled() || !runsOnPeerBuffers(choose(collective, segBytes, true))) return false;
+    return CaptureRegistry::capturing(stream) && captures.exchange(collective, segBytes, buffers);
+  }
+  static bool runsOnPeerBuffers(Algorithm a) { return a == Algorithm::ZeroCopy || a == Algorithm::CopyEngine; }
   void copyLocal(void* dst, const void* src, size_t bytes, cudaStream_t stream) const {
     if (bytes == 0 || dst == src) return;
     MSCCLPP_CUDATHROW(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
@@ -200,7 +217,10 @@ struct Collectives::Impl {
 };
 
 Collectives::Impl::Impl(std::shared_ptr<Communicator> c, const Config& requested)
-    : comm(nonNull(std::move(c))), scratch(0), registry(comm, ext::kCollectivesRegisterTag) {
+    : comm(nonNull(std::move(c))),
+      scratch(0),
+      registry(comm, ext::kCollectivesRegisterTag),
+      captures(comm, ext::kCollectivesCaptureTag, static_cast<size_t>(env()->collCaptureCache)) {
   std::shared_ptr<Bootstrap> bootstrap = comm->bootstrap();
   rank = bootstrap->getRank();
   nRanks = bootstrap->getNranks();
@@ -277,6 +297,8 @@ Algorithm Collectives::algorithmFor(Collective collective, size_t bytes, bool re
   return pimpl_->choose(collective, bytes, registered);
 }
 
+size_t Collectives::captureMappings() const { return pimpl_->captures.mappings(); }
+
 void Collectives::allReduce(const void* send, void* recv, size_t count, DataType type, const ReduceOp& op,
                             cudaStream_t stream) {
   Impl& m = *pimpl_;
@@ -287,7 +309,8 @@ void Collectives::allReduce(const void* send, void* recv, size_t count, DataType
   const ReduceSpec spec = makeReduceSpec(op);
   if (count == 0) return;
   PeerBuffers in, out;
-  const bool registered = zeroCopyReduces(op) && m.registered(send, bytes, in) && m.registered(recv, bytes, out);
+  const bool registered = zeroCopyReduces(op) &&
+                          m.registered(Collective::AllReduce, bytes, stream, {{send, bytes, &in}, {recv, bytes, &out}});
   const Algorithm algorithm = m.choose(Collective::AllReduce, bytes, registered);
   if (algorithm == Algorithm::LLOneShot) {
     launchLLAllReduce(m.dev, send, recv, count, type, spec, stream);
@@ -310,7 +333,8 @@ void Collectives::reduceScatter(const void* send, void* recv, size_t count, Data
   const ReduceSpec spec = makeReduceSpec(op);
   if (count == 0) return;
   PeerBuffers in;
-  const bool registered = zeroCopyReduces(op) && m.registered(send, bytes * m.nRanks, in);
+  const bool registered =
+      zeroCopyReduces(op) && m.registered(Collective::ReduceScatter, bytes, stream, {{send, bytes * m.nRanks, &in}});
   const Algorithm algorithm = m.choose(Collective::ReduceScatter, bytes, registered);
   if (algorithm == Algorithm::LLOneShot) {
     launchLLReduceScatter(m.dev, send, recv, count, type, spec, stream);
@@ -343,7 +367,7 @@ void Collectives::allGather(const void* send, void* recv, size_t count, DataType
   if (count == 0) return;
   char* out = static_cast<char*>(recv);
   PeerBuffers outs;
-  const bool registered = m.registered(recv, bytes * m.nRanks, outs);
+  const bool registered = m.registered(Collective::AllGather, bytes, stream, {{recv, bytes * m.nRanks, &outs}});
   const Algorithm algorithm = m.choose(Collective::AllGather, bytes, registered);
   if (algorithm == Algorithm::LLOneShot) {
     launchLLAllGather(m.dev, send, recv, bytes, stream);
@@ -379,7 +403,8 @@ void Collectives::allToAll(const void* send, void* recv, size_t count, DataType 
   // offsets of the same registrations, makes the same choice.
   PeerBuffers outs, ins;
   const bool registered =
-      send != recv && m.registered(send, bytes * m.nRanks, ins) && m.registered(recv, bytes * m.nRanks, outs);
+      send != recv && m.registered(Collective::AllToAll, bytes, stream,
+                                   {{send, bytes * m.nRanks, &ins}, {recv, bytes * m.nRanks, &outs}});
   const Algorithm algorithm = m.choose(Collective::AllToAll, bytes, registered);
   if (algorithm == Algorithm::LLOneShot) {
     launchLLAllToAll(m.dev, send, recv, bytes, stream);
@@ -437,7 +462,7 @@ void Collectives::broadcast(const void* send, void* recv, size_t count, DataType
   m.checkBuffer(recv, bytes, type, "broadcast recv");
   if (count == 0) return;
   PeerBuffers outs;
-  const bool registered = m.registered(recv, bytes, outs);
+  const bool registered = m.registered(Collective::Broadcast, bytes, stream, {{recv, bytes, &outs}});
   if (m.choose(Collective::Broadcast, bytes, registered) == Algorithm::CopyEngine) {
     launchCopyEngineBroadcast(m.dev, send, outs, bytes, root, stream);
     return;

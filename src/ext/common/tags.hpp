@@ -18,6 +18,8 @@ constexpr int kCollectivesSetupTag = 0x436f6c6c;
 constexpr int kCollectivesRegisterTag = kCollectivesSetupTag + 1;
 /// Collectives: rank 0's tuning table at construction.
 constexpr int kCollectivesTuningTag = kCollectivesSetupTag + 2;
+/// Collectives: the exchange of user buffers at graph capture (capture_registry.hpp).
+constexpr int kCollectivesCaptureTag = kCollectivesSetupTag + 3;
 
 /// Executor: connections, memory and the two kinds of semaphores of a plan's setup.
 constexpr int kExecutorConnectionTag = 0x45584300;
@@ -29,7 +31,7 @@ constexpr int kExecutorPortSemaphoreTag = 0x45584303;
 /// one, so the tags from here up to INT_MAX belong to the NCCL API.
 constexpr int kNcclControlTagBase = 0x4e43434c;
 
-static_assert(kCollectivesTuningTag < kExecutorConnectionTag && kExecutorPortSemaphoreTag < kNcclControlTagBase,
+static_assert(kCollectivesCaptureTag < kExecutorConnectionTag && kExecutorPortSemaphoreTag < kNcclControlTagBase,
               "the extensions' tags do not overlap");
 
 }  // namespace ext
