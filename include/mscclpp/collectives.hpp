@@ -188,7 +188,10 @@ struct Config {
 /// lets its peers map at most MSCCLPP_COLL_CAPTURE_CACHE (default 256) of its allocations; 0 turns
 /// capture-time registration off. The mappings last until this object is destroyed: replaying a graph
 /// after destroying the object, or after freeing a buffer captured in it, is an error, as with any
-/// graph. Calls that are not captured never do this (no host round trip per call).
+/// graph. Peers keep a freed buffer mapped until its owner's next captured call on this object, which
+/// may keep a new allocation at that address from being mapped meanwhile (docs/collectives.md): free
+/// captured buffers after destroying the object, or keep them. Calls that are not captured never do
+/// this (no host round trip per call).
 ///
 /// Buffers: device memory of this rank's GPU, aligned to the element size (Error(InvalidUsage)
 /// otherwise), any count (0 is a no-op) up to buffers of 2^56 bytes (a count whose buffer would be
