@@ -185,8 +185,8 @@ struct Config {
 /// allocation; ranks' buffers may lie at different offsets of their allocations), and the graph runs
 /// on them. If any rank cannot (a buffer not in device memory of its GPU, its bound reached, an export
 /// or a mapping that fails), the call is captured as on unregistered buffers on every rank. Each rank
-/// lets its peers map at most MSCCLPP_COLL_CAPTURE_CACHE (default 256) of its allocations; 0 turns
-/// capture-time registration off. The mappings last until this object is destroyed: replaying a graph
+/// lets its peers map at most MSCCLPP_COLL_CAPTURE_CACHE of its allocations; 0, the default for now,
+/// turns capture-time registration off. The mappings last until this object is destroyed: replaying a graph
 /// after destroying the object, or after freeing a buffer captured in it, is an error, as with any
 /// graph. Peers keep a freed buffer mapped until its owner's next captured call on this object, which
 /// may keep a new allocation at that address from being mapped meanwhile (docs/collectives.md): free

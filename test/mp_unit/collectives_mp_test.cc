@@ -543,8 +543,9 @@ std::vector<float> expectedSum(int n, uint64_t count, uint64_t seed) {
   return want;
 }
 
-// LL at 256 floats; at 1 MiB + 3 floats the Auto object maps the unregistered buffers at capture and
-// runs zero-copy (capture-time registration), the Staged object runs through scratch.
+// LL at 256 floats; at 1 MiB + 3 floats the Auto object runs zero-copy where capture-time registration
+// is on (it maps the unregistered buffers at capture), staged where it is off; the Staged object runs
+// through scratch.
 TEST_F(CollectivesMpTest, GraphReplayedAThousandTimesKeepsWorking) {
   COLL_REQUIRE_GPU();
   for (Collectives* object : {&coll(), shared().staged.get()}) {

@@ -17,9 +17,10 @@
 // -z blocking(0/1: synchronize after every call) -g gpusPerRank (must be 1) -C collective|all
 // -R register(0/1, default 1: the send and receive buffers of each size are registered with
 // Collectives::registerBuffer, so that the zero-copy algorithms can run, as MSCCL++'s benchmark
-// registers its buffers; 0 measures unregistered buffers, which with -G the captured calls register at
-// capture where the zero-copy algorithms would run: docs/collectives.md, capture-time registration; the
-// checked call is eager, so it checks the unregistered path). The header says which.
+// registers its buffers; 0 measures unregistered buffers, which with -G and MSCCLPP_COLL_CAPTURE_CACHE
+// above 0 the captured calls register at capture where the zero-copy algorithms would run:
+// docs/collectives.md, capture-time registration; the checked call is eager, so it checks the
+// unregistered path). The header says which.
 // -T <file>: tune instead. For every collective and size, each algorithm that the call would really
 // run when forced (ll, ll2, staged, zerocopy, ce) is checked on fresh inputs and timed out of place
 // with the same options (use -G for graphs); the fastest with no wrong element wins. Rank 0 prints
