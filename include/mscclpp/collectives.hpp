@@ -11,11 +11,12 @@
 //   the kernels need (connections, scratch, flags). Setup is paid once, at construction, so that no
 //   call on the hot path allocates, registers memory or talks to the host of a peer. That is what
 //   makes every call capturable into a CUDA graph.
-// - Zero-copy on buffers that were not registered, under graph capture only: a captured call meets its
-//   peers on the host once, at capture, to map their buffers (see Collectives), and every replay runs on
-//   them. Calls that are not captured do not: every rank must choose the same algorithm for a call,
-//   and a rank cannot know whether its peers' buffers are mapped without a host round trip per call,
-//   which costs more than zero-copy saves.
+// - Zero-copy on buffers that were not registered, under graph capture only, and only where
+//   MSCCLPP_COLL_CAPTURE_CACHE turns it on (off by default): a captured call meets its peers on the host
+//   once, at capture, to map their buffers (see Collectives), and every replay runs on them. Calls that
+//   are not captured do not: every rank must choose the same algorithm for a call, and a rank cannot know
+//   whether its peers' buffers are mapped without a host round trip per call, which costs more than
+//   zero-copy saves.
 // - Our own DataType enum in the `collectives` namespace with NCCL's numbering (Int8 = 0 ...
 //   Fp8E5M2 = 11): a cast converts ncclDataType_t, and mscclpp::DataType (gpu_data_types.hpp), which
 //   the executor switches over, stays as the reference has it. One table inside the library
@@ -125,17 +126,17 @@ const char* collectiveName(Collective collective);
 /// - LLTwoShot: all-reduce only. Each rank sends chunk p of its input to rank p as LL packets; rank p
 ///   reduces its chunk and sends the result to every rank as LL packets. No barrier: for the sizes
 ///   between one-shot and the bandwidth paths (up to 2 MiB).
-/// - ZeroCopy: all-reduce, reduce-scatter and all-gather on buffers registered with registerBuffer, or
-///   in a call captured into a CUDA graph (see Collectives): the kernel reads the peers' inputs and
-///   writes the peers' outputs in place, with no scratch (the all-reduce in one pass: each rank reduces
-///   its chunk of every input and stores it into every output). Not for PreMulSum. Asked for on
-///   unregistered buffers outside a capture, the call runs Staged. Auto takes it on registered buffers
-///   above the two-shot LL sizes (all-reduce) or from 1 MiB parts.
-/// - CopyEngine: all-gather, broadcast and (out of place) all-to-all into registered receive buffers (or
-///   those of a captured call): cudaMemcpyAsync on the caller's stream straight into the peers' buffers,
-///   between two one-block barrier kernels, so no SM moves data. For large messages (Auto: all-gathers of
-///   2 ranks and all-to-alls from 16 MiB parts, broadcasts from 8 MiB); on unregistered buffers outside a
-///   capture the call runs Staged.
+/// - ZeroCopy: all-reduce, reduce-scatter and all-gather on buffers registered with registerBuffer, or in
+///   a call captured into a CUDA graph with capture-time registration on (see Collectives): the kernel
+///   reads the peers' inputs and writes the peers' outputs in place, with no scratch (the all-reduce in
+///   one pass: each rank reduces its chunk of every input and stores it into every output). Not for
+///   PreMulSum. Asked for on unregistered buffers not mapped at capture, the call runs Staged. Auto takes it
+///   on registered buffers above the two-shot LL sizes (all-reduce) or from 1 MiB parts.
+/// - CopyEngine: all-gather, broadcast and (out of place) all-to-all into registered receive buffers (or,
+///   with capture-time registration on, those of a captured call): cudaMemcpyAsync on the caller's stream
+///   straight into the peers' buffers, between two one-block barrier kernels, so no SM moves data. For
+///   large messages (Auto: all-gathers of 2 ranks and all-to-alls from 16 MiB parts, broadcasts from 8
+///   MiB); on unregistered buffers not mapped at capture the call runs Staged.
 enum class Algorithm : int { Auto, LLOneShot, Staged, ZeroCopy, LLTwoShot, CopyEngine };
 
 const char* algorithmName(Algorithm algorithm);
@@ -179,19 +180,19 @@ struct Config {
 /// number of times; the replays count as calls in the sequence.
 ///
 /// Graph capture: every rank must capture the same collectives in the same order (as NCCL requires for
-/// graphs), on the same object. A call that would run ZeroCopy or CopyEngine if its buffers were
-/// registered, on buffers that are not, meets every rank on the host while it is captured
-/// (capture-time registration): each rank maps the allocations holding its peers' buffers (once per
-/// allocation; ranks' buffers may lie at different offsets of their allocations), and the graph runs
-/// on them. If any rank cannot (a buffer not in device memory of its GPU, its bound reached, an export
-/// or a mapping that fails), the call is captured as on unregistered buffers on every rank. Each rank
-/// lets its peers map at most MSCCLPP_COLL_CAPTURE_CACHE of its allocations; 0, the default for now,
-/// turns capture-time registration off. The mappings last until this object is destroyed: replaying a graph
-/// after destroying the object, or after freeing a buffer captured in it, is an error, as with any
-/// graph. Peers keep a freed buffer mapped until its owner's next captured call on this object, which
-/// may keep a new allocation at that address from being mapped meanwhile (docs/collectives.md): free
-/// captured buffers after destroying the object, or keep them. Calls that are not captured never do
-/// this (no host round trip per call).
+/// graphs), on the same object. With capture-time registration on (MSCCLPP_COLL_CAPTURE_CACHE above 0;
+/// off by default), a call that would run ZeroCopy or CopyEngine if its buffers were registered, on
+/// buffers that are not, meets every rank on the host while it is captured: each rank maps the
+/// allocations holding its peers' buffers (once per allocation; ranks' buffers may lie at different
+/// offsets of their allocations), and the graph runs on them. If any rank cannot (a buffer not in device
+/// memory of its GPU, its bound reached, an export or a mapping that fails), the call is captured as on
+/// unregistered buffers on every rank. Each rank lets its peers map at most MSCCLPP_COLL_CAPTURE_CACHE of
+/// its allocations; 0, the default for now, turns capture-time registration off. The mappings last until
+/// this object is destroyed: replaying a graph after destroying the object, or after freeing a buffer
+/// captured in it, is an error, as with any graph. Peers keep a freed buffer mapped until its owner's
+/// next captured call on this object, which may keep a new allocation at that address from being mapped
+/// meanwhile (docs/collectives.md): free captured buffers after destroying the object, or keep them.
+/// Calls that are not captured never do this (no host round trip per call).
 ///
 /// Buffers: device memory of this rank's GPU, aligned to the element size (Error(InvalidUsage)
 /// otherwise), any count (0 is a no-op) up to buffers of 2^56 bytes (a count whose buffer would be
