@@ -145,13 +145,6 @@ void CaptureCache::addMapping(int peer, const AllocationIdentity& id, Registered
 
 void CaptureCache::removeMapping(int peer, const AllocationIdentity& id) { mappings_.erase({peer, id}); }
 
-size_t CaptureCache::mappingsOf(int peer) const {
-  auto it = mappings_.lower_bound({peer, AllocationIdentity{}});
-  size_t n = 0;
-  for (; it != mappings_.end() && it->first.first == peer; ++it) ++n;
-  return n;
-}
-
 CaptureRegistry::CaptureRegistry(std::shared_ptr<Communicator> comm, int tag, size_t limit)
     : comm_(std::move(comm)),
       tag_(tag),

@@ -91,7 +91,7 @@ struct CaptureOffer {
   int32_t collective = 0;  // a Collective
   uint64_t segBytes = 0;
   int32_t nBuffers = 0;
-  int32_t reserved = 0;
+  int32_t reserved = 0;  // zero padding: offers travel as raw bytes, so no byte is left undefined
   Buffer buffers[kMaxCaptureBuffers];
 
   static AllocationIdentity identity(const Buffer& b) {
@@ -145,8 +145,7 @@ class CaptureCache {
   const RegisteredMemory* mapping(int peer, const AllocationIdentity& id) const;
   void addMapping(int peer, const AllocationIdentity& id, RegisteredMemory mapped);
   void removeMapping(int peer, const AllocationIdentity& id);
-  /// Mappings of `peer`'s allocations; of every peer's.
-  size_t mappingsOf(int peer) const;
+  /// Mappings of every peer's allocations.
   size_t mappings() const { return mappings_.size(); }
 
  private:
