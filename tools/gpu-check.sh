@@ -5,8 +5,8 @@
 # Validation on a GPU machine: builds, runs every test (GPU tests included; the multi-process suites
 # with 2 and 4 ranks on the GPUs present, under a private MPS daemon when ranks share a GPU), and
 # writes logs and the summary line under <out dir>.
-#   gpu-check.sh <out dir> [build|test|conformance|bench|consumers|nccl-tests|coll-bench|compare|executor-compare|
-#                           sanitize|sanitize-mp|sanitize-coll]...
+#   gpu-check.sh <out dir> [build|test|coll-tests|conformance|bench|consumers|nccl-tests|coll-bench|compare|
+#                           executor-compare|sanitize|sanitize-mp|sanitize-coll]...
 #   (default: build test)
 # compare and executor-compare measure against MSCCL++ a02ba3b1 built from the reference copy in
 # $REFERENCE_DIR (default .reference, what /work/shared/reference holds, plus exec/ for the executor; see
@@ -59,6 +59,31 @@ for step in "${steps[@]}"; do
     grep -E "tests passed|tests failed" "$out/ctest.log"
     python3 "$root/tools/summarize_tests.py" "$build/test-results" "$build/Testing/Temporary/LastTestsFailed.log" |
       tee "$out/summary.txt"
+    ;;
+  coll-tests)
+    # The collectives' and the executor's multi-process suites, and the NCCL API's, at 2, 3 and 4 ranks,
+    # each with capture-time registration turned off and on (MSCCLPP_COLL_CAPTURE_CACHE 0 and 256: the
+    # setting is read once per process, so one run covers one value); needs the build step first.
+    # One line per run: its exit status and its gtest totals.
+    mps=$build/mps-coll-tests
+    "$root/tools/mps.sh" start "$mps"
+    for cache in 0 256; do
+      for np in 2 3 4; do
+        for suite in mp_unit_tests nccl_mp_tests; do
+          binary=$build/test/$suite filter=()
+          [ $suite = nccl_mp_tests ] && binary=$build/test/nccl/$suite
+          [ $suite = mp_unit_tests ] && filter=(--gtest_filter='CollectivesMpTest.*:CollectivesCaptureMpTest.*:*Executor*')
+          log=$out/coll-tests-$suite-cache$cache-np$np.log
+          MSCCLPP_COLL_CAPTURE_CACHE=$cache MSCCLPP_BOOTSTRAP_TIMEOUT=60 \
+            CUDA_MPS_PIPE_DIRECTORY=$mps/pipe CUDA_MPS_LOG_DIRECTORY=$mps/log timeout 300 \
+            "$root/test/mp_unit/run_mpi.sh" $np "$binary" "${filter[@]}" >"$log" 2>&1
+          echo "$suite (capture cache $cache, $np ranks) exit: $? $(sed 's/\x1b\[[0-9;]*m//g' "$log" |
+            grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ tests?' | sort | uniq -c | tr -s ' \n' ' ')"
+          sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '^\[  FAILED  \] [A-Za-z]' | sed 's/ (.*//' | sort -u
+        done
+      done
+    done
+    "$root/tools/mps.sh" stop "$mps"
     ;;
   conformance)
     mps=$build/mps-conformance
