@@ -64,7 +64,7 @@ for step in "${steps[@]}"; do
     # The collectives' and the executor's multi-process suites, and the NCCL API's, at 2, 3 and 4 ranks,
     # each with capture-time registration turned off and on (MSCCLPP_COLL_CAPTURE_CACHE 0 and 256: the
     # setting is read once per process, so one run covers one value); needs the build step first.
-    # One line per run: its exit status and its gtest totals.
+    # One line per run: its exit status and its gtest totals, then the names of its failed tests.
     mps=$build/mps-coll-tests
     "$root/tools/mps.sh" start "$mps"
     for cache in 0 256; do
@@ -74,12 +74,12 @@ for step in "${steps[@]}"; do
           [ $suite = nccl_mp_tests ] && binary=$build/test/nccl/$suite
           [ $suite = mp_unit_tests ] && filter=(--gtest_filter='CollectivesMpTest.*:CollectivesCaptureMpTest.*:*Executor*')
           log=$out/coll-tests-$suite-cache$cache-np$np.log
-          MSCCLPP_COLL_CAPTURE_CACHE=$cache MSCCLPP_BOOTSTRAP_TIMEOUT=60 \
+          GTEST_COLOR=no MSCCLPP_COLL_CAPTURE_CACHE=$cache MSCCLPP_BOOTSTRAP_TIMEOUT=60 \
             CUDA_MPS_PIPE_DIRECTORY=$mps/pipe CUDA_MPS_LOG_DIRECTORY=$mps/log timeout 300 \
             "$root/test/mp_unit/run_mpi.sh" $np "$binary" "${filter[@]}" >"$log" 2>&1
-          echo "$suite (capture cache $cache, $np ranks) exit: $? $(sed 's/\x1b\[[0-9;]*m//g' "$log" |
-            grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ tests?' | sort | uniq -c | tr -s ' \n' ' ')"
-          sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '^\[  FAILED  \] [A-Za-z]' | sed 's/ (.*//' | sort -u
+          echo "$suite (capture cache $cache, $np ranks) exit: $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ tests?' "$log" |
+            sort | uniq -c | tr -s ' \n' ' ')"
+          grep -E '^\[  FAILED  \] [A-Za-z]' "$log" | sed 's/ (.*//' | sort -u
         done
       done
     done
