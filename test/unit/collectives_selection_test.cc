@@ -124,7 +124,7 @@ TEST(CollectivesSelection, CollectivesWithoutLLAlwaysStaged) {
   const ScratchLayout l = makeScratchLayout(4, c.maxBlocks, c.llMaxBytes, c.scratchBytes);
   for (Collective coll : {Collective::Broadcast, Collective::Reduce, Collective::AllToAllv, Collective::Gather,
                           Collective::Scatter, Collective::SendRecv}) {
-    EXPECT_FALSE(hasLLOneShot(coll));
+    EXPECT_FALSE(variantsOf(coll).llOneShot);
     EXPECT_EQ(selectAlgorithm(coll, 8, 4, c, l, false), Algorithm::Staged) << collectiveName(coll);
   }
 }
@@ -196,7 +196,7 @@ TEST(CollectivesSelection, CollectivesWithoutZeroCopyStayStagedOnRegisteredBuffe
   const ScratchLayout l = makeScratchLayout(4, c.maxBlocks, c.llMaxBytes, c.scratchBytes);
   for (Collective coll : {Collective::Broadcast, Collective::Reduce, Collective::AllToAll, Collective::AllToAllv,
                           Collective::Gather, Collective::Scatter, Collective::SendRecv}) {
-    EXPECT_FALSE(hasZeroCopy(coll));
+    EXPECT_FALSE(variantsOf(coll).zeroCopy);
     EXPECT_EQ(selectAlgorithm(coll, 1 << 20, 4, c, l, true), Algorithm::Staged) << collectiveName(coll);
   }
 }
@@ -270,7 +270,7 @@ TEST(CollectivesSelection, ForcedCopyEnginesNeedRegisteredGathersBroadcastsOrAll
   EXPECT_EQ(selectAlgorithm(Collective::AllToAll, 8, 2, forced, l, false), Algorithm::Staged);
   for (Collective coll : {Collective::AllReduce, Collective::ReduceScatter, Collective::Reduce, Collective::AllToAllv,
                           Collective::Gather, Collective::Scatter, Collective::SendRecv}) {
-    EXPECT_FALSE(hasCopyEngine(coll));
+    EXPECT_FALSE(variantsOf(coll).copyEngine);
     EXPECT_EQ(selectAlgorithm(coll, 1 << 20, 2, forced, l, true), Algorithm::Staged) << collectiveName(coll);
   }
 }

@@ -28,58 +28,25 @@ Config resolveConfig(const Config& config, int ranksPerGpu, const Env& env) {
   return c;
 }
 
-bool hasLLOneShot(Collective collective) {
+Variants variantsOf(Collective collective) {
   switch (collective) {
     case Collective::AllReduce:
-    case Collective::AllGather:
     case Collective::ReduceScatter:
+      return {true, true, false};
+    case Collective::AllGather:
+      return {true, true, true};
     case Collective::AllToAll:
-      return true;
+      return {true, false, true};
     case Collective::Broadcast:
+      return {false, false, true};
     case Collective::Reduce:
     case Collective::AllToAllv:
     case Collective::Gather:
     case Collective::Scatter:
     case Collective::SendRecv:
-      return false;
+      return {false, false, false};
   }
-  return false;
-}
-
-bool hasZeroCopy(Collective collective) {
-  switch (collective) {
-    case Collective::AllReduce:
-    case Collective::AllGather:
-    case Collective::ReduceScatter:
-      return true;
-    case Collective::Broadcast:
-    case Collective::Reduce:
-    case Collective::AllToAll:
-    case Collective::AllToAllv:
-    case Collective::Gather:
-    case Collective::Scatter:
-    case Collective::SendRecv:
-      return false;
-  }
-  return false;
-}
-
-bool hasCopyEngine(Collective collective) {
-  switch (collective) {
-    case Collective::AllGather:
-    case Collective::Broadcast:
-    case Collective::AllToAll:
-      return true;
-    case Collective::AllReduce:
-    case Collective::ReduceScatter:
-    case Collective::Reduce:
-    case Collective::AllToAllv:
-    case Collective::Gather:
-    case Collective::Scatter:
-    case Collective::SendRecv:
-      return false;
-  }
-  return false;
+  return {false, false, false};
 }
 
 namespace {
@@ -131,10 +98,11 @@ Algorithm registeredBand(Collective collective, size_t segBytes, int nRanks) {
 Algorithm selectAlgorithm(Collective collective, size_t segBytes, int nRanks, const Config& config,
                           const ScratchLayout& layout, bool registered, const TuningTable* tuning) {
   if (nRanks < 2) return Algorithm::Staged;
-  const bool zeroCopy = registered && hasZeroCopy(collective);
-  const bool copyEngine = registered && hasCopyEngine(collective);
+  const Variants variants = variantsOf(collective);
+  const bool zeroCopy = registered && variants.zeroCopy;
+  const bool copyEngine = registered && variants.copyEngine;
   const PacketTiling tiling = makePacketTiling(segBytes, layout.maxBlocks, kLLPacketsPerBlock);
-  const bool llFits = hasLLOneShot(collective) && tiling.packetsPerBlock <= layout.llSlotPackets;
+  const bool llFits = variants.llOneShot && tiling.packetsPerBlock <= layout.llSlotPackets;
   const bool twoShotFits = collective == Collective::AllReduce &&
                            twoShotTiling(segBytes, nRanks, layout.maxBlocks).packetsPerBlock <= layout.llSlotPackets;
   Algorithm wanted = Algorithm::Auto;
@@ -149,7 +117,7 @@ Algorithm selectAlgorithm(Collective collective, size_t segBytes, int nRanks, co
     // KiB at 2 ranks 4.3 us against 5.2 two-shot, 256-384 KiB at 3 ranks 4.7 against 5.1; all-gather
     // 256 KiB parts at 4 ranks 6.0 against 8.8 zero-copy; docs/performance.md, 2026-12-06).
     const bool small = segBytes * static_cast<size_t>(nRanks - 1) <= config.llMaxBytes;
-    if (small && hasLLOneShot(collective)) {
+    if (small && variants.llOneShot) {
       wanted = Algorithm::LLOneShot;
     } else if (twoShotFits && segBytes <= kLLTwoShotMaxBytes) {
       // Two-shot sends each byte twice as packets, whatever the rank count, and needs no barrier.

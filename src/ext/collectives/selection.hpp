@@ -29,14 +29,13 @@ constexpr int kMaxBlocksPerLaunch = 64;
 /// maxBlocks outside [1, 1024].
 Config resolveConfig(const Config& config, int ranksPerGpu, const Env& env);
 
-/// Whether `collective` has an LL one-shot variant (all-pairs, both directions in every call).
-bool hasLLOneShot(Collective collective);
-
-/// Whether `collective` has a zero-copy variant for registered buffers.
-bool hasZeroCopy(Collective collective);
-
-/// Whether `collective` has a copy-engine variant for registered receive buffers.
-bool hasCopyEngine(Collective collective);
+/// Which algorithms besides Staged (which every collective has) `collective` has a variant of.
+struct Variants {
+  bool llOneShot;   ///< LL one-shot: all-pairs, both directions in every call.
+  bool zeroCopy;    ///< Zero-copy on registered buffers (zero_copy.cu).
+  bool copyEngine;  ///< Copy engines into registered receive buffers (copy_engine.cu).
+};
+Variants variantsOf(Collective collective);
 
 /// The algorithm for a call of `collective` whose per-pair segment is `segmentBytes`, among `nRanks`
 /// ranks, under a resolved `config` and a scratch of `layout`; `registered` says whether the call's
