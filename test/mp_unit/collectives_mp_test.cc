@@ -33,6 +33,7 @@
 
 #include "common/collectives_reference.hpp"
 #include "common/gpu_test.hpp"
+#include "ext/collectives/selection.hpp"
 #include "mp_unit/mp_test.hpp"
 
 using mscclpp::Communicator;
@@ -253,10 +254,6 @@ const char* pathSuffix(Path path) {
 
 /// Collective, type, reduction, size, in place, path.
 using MatrixParam = std::tuple<Collective, DataType, ReduceOp::Kind, Size, bool, Path>;
-
-bool zeroCopyCollective(Collective c) {
-  return c == Collective::AllReduce || c == Collective::ReduceScatter || c == Collective::AllGather;
-}
 
 bool reduces(Collective c) {
   return c == Collective::AllReduce || c == Collective::ReduceScatter || c == Collective::Reduce;
@@ -491,6 +488,8 @@ std::vector<MatrixParam> matrixCases() {
   const std::vector<ReduceOp::Kind> ops = {ReduceOp::Kind::Sum, ReduceOp::Kind::Prod, ReduceOp::Kind::Max,
                                            ReduceOp::Kind::Min, ReduceOp::Kind::Avg,  ReduceOp::Kind::PreMulSum};
   for (Collective c : colls) {
+    // The forced paths each collective has, from the library's own table.
+    const mscclpp::collectives::Variants variants = mscclpp::collectives::variantsOf(c);
     for (int t = 0; t < mscclpp::collectives::NumDataTypes; ++t) {
       const DataType type = static_cast<DataType>(t);
       for (ReduceOp::Kind op : ops) {
@@ -506,11 +505,10 @@ std::vector<MatrixParam> matrixCases() {
             cases.emplace_back(c, type, op, size, inPlace, Path::Auto);
             // Sizes that cover one element, a ragged tail, and several blocks (Auto runs LL below).
             const bool forcedSize = size == Size::One || size == Size::Odd || size == Size::MiBPlus3;
-            if (zeroCopyCollective(c) && (forcedSize || size == Size::Big)) {
+            if (variants.zeroCopy && (forcedSize || size == Size::Big)) {
               cases.emplace_back(c, type, op, size, inPlace, Path::ZeroCopy);
             }
-            if ((c == Collective::AllGather || c == Collective::Broadcast || c == Collective::AllToAll) &&
-                (forcedSize || size == Size::Big)) {
+            if (variants.copyEngine && (forcedSize || size == Size::Big)) {
               cases.emplace_back(c, type, op, size, inPlace, Path::CopyEngine);
             }
             if (c == Collective::AllReduce && forcedSize) {
