@@ -11,8 +11,8 @@
 //   the kernels need (connections, scratch, flags). Setup is paid once, at construction, so that no
 //   call on the hot path allocates, registers memory or talks to the host of a peer. That is what
 //   makes every call capturable into a CUDA graph.
-// - Zero-copy on buffers that were not registered, under graph capture only, and only where
-//   MSCCLPP_COLL_CAPTURE_CACHE turns it on (off by default): a captured call meets its peers on the host
+// - Zero-copy on buffers that were not registered, under graph capture only (capture-time
+//   registration; MSCCLPP_COLL_CAPTURE_CACHE=0 turns it off): a captured call meets its peers on the host
 //   once, at capture, to map their buffers (see Collectives), and every replay runs on them. Calls that
 //   are not captured do not: every rank must choose the same algorithm for a call, and a rank cannot know
 //   whether its peers' buffers are mapped without a host round trip per call, which costs more than
@@ -180,14 +180,14 @@ struct Config {
 /// number of times; the replays count as calls in the sequence.
 ///
 /// Graph capture: every rank must capture the same collectives in the same order (as NCCL requires for
-/// graphs), on the same object. With capture-time registration on (MSCCLPP_COLL_CAPTURE_CACHE above 0;
-/// off by default), a call that would run ZeroCopy or CopyEngine if its buffers were registered, on
+/// graphs), on the same object. With capture-time registration on (MSCCLPP_COLL_CAPTURE_CACHE above 0,
+/// as by default), a call that would run ZeroCopy or CopyEngine if its buffers were registered, on
 /// buffers that are not, meets every rank on the host while it is captured: each rank maps the
 /// allocations holding its peers' buffers (once per allocation; ranks' buffers may lie at different
 /// offsets of their allocations), and the graph runs on them. If any rank cannot (a buffer not in device
 /// memory of its GPU, its bound reached, an export or a mapping that fails), the call is captured as on
 /// unregistered buffers on every rank. Each rank lets its peers map at most MSCCLPP_COLL_CAPTURE_CACHE of
-/// its allocations; 0, the default for now, turns capture-time registration off. The mappings last until
+/// its allocations (default 256); 0 turns capture-time registration off. The mappings last until
 /// this object is destroyed: replaying a graph after destroying the object, or after freeing a buffer
 /// captured in it, is an error, as with any graph. Peers keep a freed buffer mapped until its owner's
 /// next captured call on this object, which may keep a new allocation at that address from being mapped

@@ -97,8 +97,8 @@ class Env {
   const std::string collTuningFile;
   /// MSCCLPP_COLL_CAPTURE_CACHE: how many of its allocations each rank lets its peers map when collectives
   /// on unregistered buffers are captured into a CUDA graph (so that the graph runs them zero-copy), 0 to
-  /// 65536; 0 turns capture-time registration off. Default 0 (off) until its multi-process GPU tests
-  /// have run (docs/collectives.md, Capture-time registration); 256 is a bound to start from.
+  /// 65536; 0 turns capture-time registration off (docs/collectives.md, Capture-time registration).
+  /// Default 256.
   const int64_t collCaptureCache;
   /// MSCCLPP_DEPENDENT_LAUNCH: the executor and the collectives launch their kernels as programmatic
   /// dependent launches where the GPU has them (compute capability 9.0 and later): each is set up while

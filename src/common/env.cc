@@ -124,7 +124,7 @@ Env::Env(const Lookup& lookup)
       collAlgo(readChoice(lookup, "MSCCLPP_COLL_ALGO", {"auto", "ll", "ll2", "staged", "zerocopy", "ce"}, "auto",
                           problems_)),
       collTuningFile(readString(lookup, "MSCCLPP_COLL_TUNING_FILE", "")),
-      collCaptureCache(readIntIn(lookup, "MSCCLPP_COLL_CAPTURE_CACHE", 0, 65536, 0, problems_)),
+      collCaptureCache(readIntIn(lookup, "MSCCLPP_COLL_CAPTURE_CACHE", 0, 65536, 256, problems_)),
       dependentLaunch(readBool(lookup, "MSCCLPP_DEPENDENT_LAUNCH", true)) {
   for (const char* name : {"MSCCLPP_DEBUG", "MSCCLPP_DEBUG_SUBSYS", "MSCCLPP_DEBUG_FILE", "MSCCLPP_LOG_LEVEL",
                            "MSCCLPP_LOG_SUBSYS", "MSCCLPP_LOG_FILE"}) {

@@ -314,7 +314,7 @@ std::shared_ptr<mscclpp::Env> envWith(const std::string& value) {
 }
 }  // namespace
 
-TEST(CaptureCacheSetting, OffByDefault) { EXPECT_EQ(mscclpp::EnvBuilder::fromMap({})->collCaptureCache, 0); }
+TEST(CaptureCacheSetting, OnByDefaultWith256) { EXPECT_EQ(mscclpp::EnvBuilder::fromMap({})->collCaptureCache, 256); }
 
 TEST(CaptureCacheSetting, ANumberSetsTheBound) {
   EXPECT_EQ(envWith("16")->collCaptureCache, 16);
@@ -333,7 +333,7 @@ TEST(CaptureCacheSetting, ABadValueKeepsTheDefaultAndIsReported) {
   for (const char* bad : {"lots", "12k", "", "-1", "65537", "99999999999999999999"}) {
     SCOPED_TRACE(bad);
     const auto e = envWith(bad);
-    EXPECT_EQ(e->collCaptureCache, 0);
+    EXPECT_EQ(e->collCaptureCache, 256);
     EXPECT_NE(mscclpp::EnvBuilder::problems(*e).find("MSCCLPP_COLL_CAPTURE_CACHE"), std::string::npos);
   }
 }
