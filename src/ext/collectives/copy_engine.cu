@@ -9,7 +9,8 @@
 // Why it is correct:
 // - The first barrier (block 0 of every rank meets block 0 of every peer, device_common.hpp) proves
 //   that every peer's stream reached this call: the peer's receive buffer is free, and this rank's
-//   input is ready. The copies follow it in stream order.
+//   input is ready. It tells only the arrival (Tell::Arrival, as the zero-copy kernels' first barrier,
+//   zero_copy.cu says why). The copies follow it in stream order.
 // - The second barrier starts on a rank only after its copies have completed (stream order), so when
 //   it passes, every peer has finished writing this rank's output, and the call ends with the output
 //   final. The barrier's system-scope release/acquire orders it after the copies' completion.
@@ -31,16 +32,16 @@ namespace {
 
 constexpr int kBarrierThreads = 64;
 
-__global__ void __launch_bounds__(kBarrierThreads) barrierKernel(DeviceState s) {
+__global__ void __launch_bounds__(kBarrierThreads) barrierKernel(DeviceState s, Tell tell) {
   waitForPriorKernels();
   __shared__ BlockCounts counts;
   loadCounts(s, 0, counts);
-  barrier(s, 0, counts, s.nRanks - 1, AllPeers{s.rank});
+  barrier(s, 0, counts, s.nRanks - 1, AllPeers{s.rank}, tell);
   storeCounts(s, 0, counts);
 }
 
-void launchBarrier(const DeviceState& s, cudaStream_t stream) {
-  launchKernel(barrierKernel, dim3(1), dim3(kBarrierThreads), 0, stream, s.dependentLaunch, s);
+void launchBarrier(const DeviceState& s, Tell tell, cudaStream_t stream) {
+  launchKernel(barrierKernel, dim3(1), dim3(kBarrierThreads), 0, stream, s.dependentLaunch, s, tell);
 }
 
 void copy(void* dst, const void* src, uint64_t bytes, cudaStream_t stream) {
@@ -52,33 +53,33 @@ void copy(void* dst, const void* src, uint64_t bytes, cudaStream_t stream) {
 
 void launchCopyEngineAllGather(const DeviceState& s, const void* send, const PeerBuffers& out, uint64_t segBytes,
                                cudaStream_t stream) {
-  launchBarrier(s, stream);
+  launchBarrier(s, Tell::Arrival, stream);
   // Starting with a different peer on every rank spreads the copies over the links.
   for (int t = 0; t < s.nRanks; ++t) {
     const int p = (s.rank + t) % s.nRanks;
     copy(out.ptr[p] + s.rank * segBytes, send, segBytes, stream);
   }
-  launchBarrier(s, stream);
+  launchBarrier(s, Tell::Accesses, stream);
 }
 
 void launchCopyEngineBroadcast(const DeviceState& s, const void* send, const PeerBuffers& out, uint64_t bytes, int root,
                                cudaStream_t stream) {
-  launchBarrier(s, stream);
+  launchBarrier(s, Tell::Arrival, stream);
   if (s.rank == root) {
     for (int t = 0; t < s.nRanks; ++t) copy(out.ptr[(s.rank + t) % s.nRanks], send, bytes, stream);
   }
-  launchBarrier(s, stream);
+  launchBarrier(s, Tell::Accesses, stream);
 }
 
 void launchCopyEngineAllToAll(const DeviceState& s, const void* send, const PeerBuffers& out, uint64_t segBytes,
                               cudaStream_t stream) {
-  launchBarrier(s, stream);
+  launchBarrier(s, Tell::Arrival, stream);
   const char* in = static_cast<const char*>(send);
   for (int t = 0; t < s.nRanks; ++t) {
     const int p = (s.rank + t) % s.nRanks;
     copy(out.ptr[p] + s.rank * segBytes, in + p * segBytes, segBytes, stream);
   }
-  launchBarrier(s, stream);
+  launchBarrier(s, Tell::Accesses, stream);
 }
 
 }  // namespace collectives

@@ -51,13 +51,28 @@ __device__ __forceinline__ void storeCounts(const DeviceState& s, uint32_t block
   for (int p = threadIdx.x; p < s.nRanks; p += blockDim.x) s.barrierCounts[block * s.nRanks + p] = c.count[p];
 }
 
-/// Block `block` of this rank meets block `block` of each rank peerOf(0..nPeers-1): every write the
-/// block made before is visible to those peers' blocks after, and theirs to this block. One thread
-/// per peer publishes the new count into the peer's flag with a system-scope release and waits for
-/// the peer's with an acquire; __syncthreads on both sides extends that to the whole block.
+/// What a barrier tells the peers besides its count.
+enum class Tell {
+  /// Everything the block wrote (or read) before: a system-scope release fence precedes the store.
+  Accesses,
+  /// Only that this rank's stream reached the call, for the opening barrier of a kernel that has not
+  /// yet accessed any peer's buffer: a relaxed store, no fence. What the peers then access of this
+  /// rank's (its input, its output's earlier contents) was written and read by work before this kernel
+  /// on this rank's stream, which had completed, with its memory operations, when this kernel began
+  /// (prior kernels and copies end before a kernel starts, waitForPriorKernels included), and it lives
+  /// in this GPU's memory, where every peer's access goes through this GPU's L2. A fence would order
+  /// nothing further, and a system-scope fence costs 1.5-2 us per call on an H100 (docs/performance.md,
+  /// 2026-12-07). The peers' acquire still orders their accesses after they read the count.
+  Arrival,
+};
+
+/// Block `block` of this rank meets block `block` of each rank peerOf(0..nPeers-1): with
+/// Tell::Accesses every access the block made before is visible to those peers' blocks after, and
+/// theirs to this block. One thread per peer publishes the new count into the peer's flag and waits
+/// for the peer's with a system-scope acquire; __syncthreads on both sides extends that to the block.
 template <typename PeerOf>
 __device__ __forceinline__ void barrier(const DeviceState& s, uint32_t block, BlockCounts& c, int nPeers,
-                                        PeerOf peerOf) {
+                                        PeerOf peerOf, Tell tell = Tell::Accesses) {
   __syncthreads();
   for (int t = threadIdx.x; t < nPeers; t += blockDim.x) {
     const int p = peerOf(t);
@@ -65,7 +80,7 @@ __device__ __forceinline__ void barrier(const DeviceState& s, uint32_t block, Bl
     c.count[p] = value;
     uint64_t* remote = reinterpret_cast<uint64_t*>(s.scratch[p] + s.layout.flag(block, s.rank));
     const uint64_t* mine = reinterpret_cast<const uint64_t*>(s.scratch[s.rank] + s.layout.flag(block, p));
-    detail::atomicFence<scopeSystem>(memoryOrderRelease);
+    if (tell == Tell::Accesses) detail::atomicFence<scopeSystem>(memoryOrderRelease);
     atomicStore<uint64_t, scopeSystem>(remote, value, memoryOrderRelaxed);
     POLL_MAYBE_JAILBREAK((atomicLoad<uint64_t, scopeSystem>(mine, memoryOrderAcquire) < value), kSpinLimit);
   }

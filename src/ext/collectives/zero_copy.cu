@@ -15,9 +15,10 @@
 // - Readiness. Block b of every rank meets block b of every peer at a barrier (device_common.hpp) before
 //   it reads or writes anything of theirs. A rank reaches that barrier only once its stream got to this
 //   call, so the peer's input is complete, and whatever the peer's stream did with its output before
-//   this call is finished: the barrier's release/acquire at system scope makes the peer's writes
-//   visible here. Block b of every rank covers the same elements of every chunk, so meeting block b is
-//   enough for the part block b touches.
+//   this call is finished, in the peer's memory, which this rank accesses through the peer's L2. So the
+//   barrier only tells the arrival (Tell::Arrival: no fence, whose system scope would cost more than the
+//   rest of a small call); this rank's acquire orders its accesses after it. Block b of every rank covers
+//   the same elements of every chunk, so meeting block b is enough for the part block b touches.
 // - Completion. Each block meets block b of every peer again after its stores: past that barrier, every
 //   rank's block b has stored into this rank's output and stopped reading this rank's input. A kernel
 //   ends when all its blocks have, so when the call ends on this rank's stream its output is final and
@@ -98,7 +99,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   const int n = s.nRanks;
   const AllPeers peers{s.rank};
   const bool vectors = allAligned16(in, n) && allAligned16(out, n);
-  barrier(s, b, counts, n - 1, peers);
+  barrier(s, b, counts, n - 1, peers, Tell::Arrival);
   const uint64_t chunkBegin = s.rank * chunkElems;
   const uint64_t chunkEnd = chunkBegin + chunkElems < count ? chunkBegin + chunkElems : count;
   const uint64_t begin = chunkBegin + tiling.tileBegin(b, 0), end = chunkBegin + tiling.tileEnd(b, 0);
@@ -120,7 +121,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   const int n = s.nRanks;
   const AllPeers peers{s.rank};
   const bool vectors = allAligned16(in, n) && (reinterpret_cast<uintptr_t>(recv) & 15) == 0;
-  barrier(s, b, counts, n - 1, peers);
+  barrier(s, b, counts, n - 1, peers, Tell::Arrival);
   const uint64_t begin = tiling.tileBegin(b, 0), end = tiling.tileEnd(b, 0);
   reduceRange<T, Kind, false>(r, n, in, s.rank * count + begin, PeerBuffers{}, recv, begin, end - begin, vectors);
   barrier(s, b, counts, n - 1, peers);
@@ -190,7 +191,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   copy.prefetch();
   loadCounts(s, b, counts);
   const AllPeers peers{s.rank};
-  barrier(s, b, counts, n - 1, peers);
+  barrier(s, b, counts, n - 1, peers, Tell::Arrival);
   if (vectors) {
     copy.run(out, offset, n, s.rank);
   } else {
