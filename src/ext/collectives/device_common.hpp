@@ -61,7 +61,7 @@ enum class Tell {
   /// on this rank's stream, which had completed, with its memory operations, when this kernel began
   /// (prior kernels and copies end before a kernel starts, waitForPriorKernels included), and it lives
   /// in this GPU's memory, where every peer's access goes through this GPU's L2. A fence would order
-  /// nothing further, and a system-scope fence costs 1.5-2 us per call on an H100 (docs/performance.md,
+  /// nothing further, and a system-scope fence costs about 2 us per small call on an H100 (docs/performance.md,
   /// 2026-12-07). The peers' acquire still orders their accesses after they read the count.
   Arrival,
 };
@@ -71,8 +71,8 @@ enum class Tell {
 /// theirs to this block. One thread per peer publishes the new count into the peer's flag and waits
 /// for the peer's with a system-scope acquire; __syncthreads on both sides extends that to the block.
 template <typename PeerOf>
-__device__ __forceinline__ void barrier(const DeviceState& s, uint32_t block, BlockCounts& c, int nPeers,
-                                        PeerOf peerOf, Tell tell = Tell::Accesses) {
+__device__ __forceinline__ void barrier(const DeviceState& s, uint32_t block, BlockCounts& c, int nPeers, PeerOf peerOf,
+                                        Tell tell = Tell::Accesses) {
   __syncthreads();
   for (int t = threadIdx.x; t < nPeers; t += blockDim.x) {
     const int p = peerOf(t);
