@@ -64,6 +64,12 @@ enum class Tell {
   /// nothing further, and a system-scope fence costs about 2 us per small call on an H100 (docs/performance.md,
   /// 2026-12-07). The peers' acquire still orders their accesses after they read the count.
   Arrival,
+  /// That the block is done reading the peers' buffers, for the closing barrier of a kernel that only
+  /// loaded from peers and stored only into this rank's own memory: a relaxed store, no fence. Every
+  /// value the block loaded was stored before the barrier's __syncthreads, so the loads had returned,
+  /// and no store a peer makes after seeing the count can change them; the block's own stores are for
+  /// this rank alone and are final when the kernel ends. A peer may reuse its input after this.
+  LoadsReturned,
 };
 
 /// Block `block` of this rank meets block `block` of each rank peerOf(0..nPeers-1): with

@@ -23,6 +23,10 @@
 //   rank's block b has stored into this rank's output and stopped reading this rank's input. A kernel
 //   ends when all its blocks have, so when the call ends on this rank's stream its output is final and
 //   its input may be reused: the next call, or any work the caller queues, cannot race with a peer.
+//   The all-reduce and the all-gather store into peers and publish those stores with the closing
+//   barrier's fence (Tell::Accesses). The reduce-scatter only loads from peers and stores into this
+//   rank's own output: its closing barrier says only that the loads have returned
+//   (Tell::LoadsReturned, no fence), and its stores are final when the kernel ends.
 // - In place (send == recv): chunk r of every rank's buffer is read and then written by the same
 //   thread of rank r only; no other rank reads chunk r, so no input is overwritten before it is read.
 //   Reduce-scatter in place writes slice r of this rank's own buffer, which only this rank reads.
@@ -124,7 +128,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   barrier(s, b, counts, n - 1, peers, Tell::Arrival);
   const uint64_t begin = tiling.tileBegin(b, 0), end = tiling.tileEnd(b, 0);
   reduceRange<T, Kind, false>(r, n, in, s.rank * count + begin, PeerBuffers{}, recv, begin, end - begin, vectors);
-  barrier(s, b, counts, n - 1, peers);
+  barrier(s, b, counts, n - 1, peers, Tell::LoadsReturned);
   storeCounts(s, b, counts);
 }
 
