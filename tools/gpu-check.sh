@@ -5,7 +5,7 @@
 # Validation on a GPU machine: builds, runs every test (GPU tests included; the multi-process suites
 # with 2 and 4 ranks on the GPUs present, under a private MPS daemon when ranks share a GPU), and
 # writes logs and the summary line under <out dir>.
-#   gpu-check.sh <out dir> [build|test|coll-tests|conformance|bench|consumers|nccl-tests|coll-bench|compare|
+#   gpu-check.sh <out dir> [build|test|coll-tests|coll-matrix|conformance|bench|consumers|nccl-tests|coll-bench|compare|
 #                           executor-compare|sanitize|sanitize-mp|sanitize-coll]...
 #   (default: build test)
 # compare and executor-compare measure against MSCCL++ a02ba3b1 built from the reference copy in
@@ -82,6 +82,23 @@ for step in "${steps[@]}"; do
           grep -E '^\[  FAILED  \] [A-Za-z]' "$log" | sed 's/ (.*//' | sort -u
         done
       done
+    done
+    "$root/tools/mps.sh" stop "$mps"
+    ;;
+  coll-matrix)
+    # The collectives matrix (every collective, type, op, size class, in and out of place, each forced
+    # path) at 2, 3 and 4 ranks; ctest's mp_unit_tests entries run it at 2 and 4 only. About 4 min at 4
+    # ranks on one H100. One line per rank count: exit status, totals, then the failed cases' names.
+    mps=$build/mps-coll-matrix
+    "$root/tools/mps.sh" start "$mps"
+    for np in 2 3 4; do
+      log=$out/coll-matrix-np$np.log
+      GTEST_COLOR=no MSCCLPP_BOOTSTRAP_TIMEOUT=60 CUDA_MPS_PIPE_DIRECTORY=$mps/pipe CUDA_MPS_LOG_DIRECTORY=$mps/log \
+        timeout 900 "$root/test/mp_unit/run_mpi.sh" $np "$build/test/mp_unit_tests" --gtest_filter='Collectives/*' \
+        >"$log" 2>&1
+      echo "coll-matrix ($np ranks) exit: $? $(grep -E '^\[  (PASSED|FAILED) +\] [0-9]+ tests?' "$log" |
+        sort | uniq -c | tr -s ' \n' ' ')"
+      grep -E '^\[  FAILED  \] [A-Za-z]' "$log" | sed 's/ (.*//; s/, where GetParam.*//' | sort -u
     done
     "$root/tools/mps.sh" stop "$mps"
     ;;
