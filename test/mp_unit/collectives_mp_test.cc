@@ -979,6 +979,51 @@ TEST_F(CollectivesMpTest, ZeroCopyBackToBackWithTheOtherPathsKeepsEveryResult) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// One registered input reused by every call, refilled on the stream right before each zero-copy
+// reduce-scatter and all-reduce, no host synchronization in between: a call whose first barrier let a
+// peer read the input before the refill, or which returned before every peer had finished reading it
+// (the reduce-scatter's close tells only that the loads returned), leaves a wrong result.
+TEST_F(CollectivesMpTest, ZeroCopyInputRefilledRightAfterEachCallKeepsEveryResult) {
+  COLL_REQUIRE_GPU();
+  constexpr int kCalls = 16;
+  constexpr uint64_t kSeed = 600;
+  const uint64_t count = uint64_t{1} << 16, total = count * nRanks, bytes = total * 4;
+  const ReduceOp sum(ReduceOp::Kind::Sum);
+  for (Collective c : {Collective::ReduceScatter, Collective::AllReduce}) {
+    ASSERT_EQ(zeroCopy().algorithmFor(c, c == Collective::AllReduce ? bytes : count * 4, true), Algorithm::ZeroCopy);
+    const uint64_t outBytes = c == Collective::AllReduce ? bytes : count * 4;
+    DeviceBytes staged(kCalls * bytes), in(bytes), outs(kCalls * outBytes);
+    ASSERT_NE(staged.ptr, nullptr);
+    ASSERT_NE(in.ptr, nullptr);
+    ASSERT_NE(outs.ptr, nullptr);
+    for (int i = 0; i < kCalls; ++i) {
+      CUDA_OK(upload(staged.ptr + i * bytes, testInputs(DataType::Float32, rank, total, kSeed + i).data(), bytes));
+    }
+    Registration rin(zeroCopy(), in.ptr, bytes), rout(zeroCopy(), outs.ptr, outs.bytes);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < kCalls; ++i) {
+      CUDA_OK(cudaMemcpyAsync(in.ptr, staged.ptr + i * bytes, bytes, cudaMemcpyDeviceToDevice, stream));
+      if (c == Collective::ReduceScatter) {
+        zeroCopy().reduceScatter(in.ptr, outs.ptr + i * outBytes, count, DataType::Float32, sum, stream);
+      } else {
+        zeroCopy().allReduce(in.ptr, outs.ptr + i * outBytes, total, DataType::Float32, sum, stream);
+      }
+    }
+    CUDA_OK(cudaStreamSynchronize(stream));
+    for (int i = 0; i < kCalls; ++i) {
+      const std::vector<float> sums = expectedSum(nRanks, total, kSeed + i);
+      const std::vector<float> want =
+          c == Collective::AllReduce
+              ? sums
+              : std::vector<float>(sums.begin() + rank * count, sums.begin() + (rank + 1) * count);
+      std::vector<float> got(want.size());
+      CUDA_OK(cudaMemcpy(got.data(), outs.ptr + i * outBytes, outBytes, cudaMemcpyDeviceToHost));
+      EXPECT_EQ(got, want) << mscclpp::collectives::collectiveName(c) << ", call " << i;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+}
+
 TEST_F(CollectivesMpTest, ReregisteredAfterFreeAndReallocationAtTheSameAddress) {
   COLL_REQUIRE_GPU();
   const uint64_t count = (2 << 20) / 4, bytes = count * 4;
