@@ -296,25 +296,43 @@ inline bool matches(DataType type, const void* got, const void* want) {
   return std::fabs(g - w) <= tolerance(type, w);
 }
 
-/// Element i of rank r's input in test `seed`: a small integer, exact in every type (fp8 included),
-/// in [-3, 3] for signed and floating types and [0, 6] for unsigned ones, so that sums and products
-/// of a few ranks stay where the types can represent them or wrap exactly.
-inline void testInput(DataType type, int rank, uint64_t i, uint64_t seed, void* out) {
-  const int64_t v = static_cast<int64_t>((i * 7 + static_cast<uint64_t>(rank) * 13 + seed * 5) % 7);
+/// The value of element i of rank r's input in test `seed`: a small integer, exact in every type (fp8
+/// included), in [-3, 3] for signed and floating types and [0, 6] for unsigned ones, so that sums and
+/// products of a few ranks stay where the types can represent them or wrap exactly. It is a hash of
+/// (i, rank, seed) taken mod 7, so it changes from element to element without a short period and
+/// differs between ranks and between seeds at most positions: a collective that puts an element at
+/// the wrong position, takes it from the wrong rank or leaves a previous call's data behind leaves a
+/// wrong value in six cases out of seven.
+inline int64_t testValue(DataType type, int rank, uint64_t i, uint64_t seed) {
+  uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^ (static_cast<uint64_t>(rank) + 1) * 0xC2B2AE3D27D4EB4Full ^
+               (seed + 1) * 0x165667B19E3779F9ull;
+  x ^= x >> 31;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 29;
+  const int64_t v = static_cast<int64_t>(x % 7);
   const bool unsignedType = type == DataType::Uint8 || type == DataType::Uint32 || type == DataType::Uint64;
-  const int64_t value = unsignedType ? v : v - 3;
-  if (isIntegral(type)) {
-    storeIntBits(type, static_cast<uint64_t>(value), out);
-  } else {
-    fromDouble(type, static_cast<double>(value), out);
-  }
+  return unsignedType ? v : v - 3;
 }
 
-/// Rank r's whole input of `count` elements.
+/// Rank r's input of `count` elements, starting at element `offset` of the sequence testValue defines.
 inline std::vector<char> testInputs(DataType type, int rank, uint64_t count, uint64_t seed, uint64_t offset = 0) {
   const size_t es = collectives::dataTypeSize(type);
+  // The encodings of the seven values, so that each element is one hash and one copy.
+  const bool unsignedType = type == DataType::Uint8 || type == DataType::Uint32 || type == DataType::Uint64;
+  char encoded[7][8] = {};
+  for (int k = 0; k < 7; ++k) {
+    const int64_t value = unsignedType ? k : k - 3;
+    if (isIntegral(type)) {
+      storeIntBits(type, static_cast<uint64_t>(value), encoded[k]);
+    } else {
+      fromDouble(type, static_cast<double>(value), encoded[k]);
+    }
+  }
   std::vector<char> v(count * es);
-  for (uint64_t i = 0; i < count; ++i) testInput(type, rank, offset + i, seed, v.data() + i * es);
+  for (uint64_t i = 0; i < count; ++i) {
+    const int64_t value = testValue(type, rank, offset + i, seed);
+    std::memcpy(v.data() + i * es, encoded[unsignedType ? value : value + 3], es);
+  }
   return v;
 }
 

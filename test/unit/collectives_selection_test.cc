@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
 #include <mscclpp/errors.hpp>
 #include <set>
@@ -541,6 +542,53 @@ TEST(CollectivesReference, InputsAreExactInEveryType) {
       EXPECT_LE(std::fabs(x), 6);
     }
   }
+}
+
+namespace {
+
+/// Fraction of positions where a and b (elements of 4 bytes) differ, a read `shift` elements ahead.
+double differingFraction(const std::vector<char>& a, const std::vector<char>& b, size_t shift = 0) {
+  const size_t n = a.size() / 4 - shift;
+  size_t differ = 0;
+  for (size_t i = 0; i < n; ++i) differ += std::memcmp(a.data() + (i + shift) * 4, b.data() + i * 4, 4) != 0;
+  return static_cast<double>(differ) / static_cast<double>(n);
+}
+
+}  // namespace
+
+TEST(CollectivesReference, InputsDifferBetweenPositionsRanksAndSeeds) {
+  using mscclpp::test::testInputs;
+  constexpr uint64_t kCount = 4096;
+  // Seven values, each about as often: a position error is seen in about six cases out of seven.
+  const std::vector<char> in = testInputs(DataType::Int32, 0, kCount, 1);
+  std::vector<int> seen(7, 0);
+  for (uint64_t i = 0; i < kCount; ++i) {
+    int32_t x;
+    std::memcpy(&x, in.data() + i * 4, 4);
+    ASSERT_GE(x, -3);
+    ASSERT_LE(x, 3);
+    ++seen[x + 3];
+  }
+  for (int k = 0; k < 7; ++k) EXPECT_GT(seen[k], static_cast<int>(kCount / 7 / 2)) << "value " << k - 3;
+  // No short period: the input shifted by 1..1024 elements differs from itself at most positions.
+  for (size_t shift = 1; shift <= 1024; shift *= 2) EXPECT_GT(differingFraction(in, in, shift), 0.75) << shift;
+  // Ranks and seeds give different inputs at most positions.
+  for (int a = 0; a < 8; ++a) {
+    for (int b = a + 1; b < 8; ++b) {
+      EXPECT_GT(
+          differingFraction(testInputs(DataType::Float32, a, kCount, 3), testInputs(DataType::Float32, b, kCount, 3)),
+          0.75)
+          << "ranks " << a << " and " << b;
+      EXPECT_GT(
+          differingFraction(testInputs(DataType::Float32, 2, kCount, a), testInputs(DataType::Float32, 2, kCount, b)),
+          0.75)
+          << "seeds " << a << " and " << b;
+    }
+  }
+  // An offset continues the same sequence.
+  const std::vector<char> whole = testInputs(DataType::Float32, 1, 100, 9);
+  const std::vector<char> tail = testInputs(DataType::Float32, 1, 60, 9, 40);
+  EXPECT_EQ(std::memcmp(whole.data() + 40 * 4, tail.data(), 60 * 4), 0);
 }
 
 TEST(CollectivesTypes, SizesAndNamesFollowNccl) {
