@@ -296,29 +296,28 @@ inline bool matches(DataType type, const void* got, const void* want) {
   return std::fabs(g - w) <= tolerance(type, w);
 }
 
-/// The value of element i of rank r's input in test `seed`: a small integer, exact in every type (fp8
-/// included), in [-3, 3] for signed and floating types and [0, 6] for unsigned ones, so that sums and
-/// products of a few ranks stay where the types can represent them or wrap exactly. It is a hash of
-/// (i, rank, seed) taken mod 7, so it changes from element to element without a short period and
-/// differs between ranks and between seeds at most positions: a collective that puts an element at
-/// the wrong position, takes it from the wrong rank or leaves a previous call's data behind leaves a
-/// wrong value in six cases out of seven.
-inline int64_t testValue(DataType type, int rank, uint64_t i, uint64_t seed) {
+/// Which of seven small integers element i of rank r's input in test `seed` holds (testInputs says
+/// which): a hash of (i, rank, seed) taken mod 7, so that it changes from element to element without a
+/// short period and differs between ranks and between seeds at most positions. A collective that puts
+/// an element at the wrong position, takes it from the wrong rank or leaves a previous call's data
+/// behind leaves a wrong value in six cases out of seven.
+inline int testValueIndex(int rank, uint64_t i, uint64_t seed) {
   uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^ (static_cast<uint64_t>(rank) + 1) * 0xC2B2AE3D27D4EB4Full ^
                (seed + 1) * 0x165667B19E3779F9ull;
   x ^= x >> 31;
   x *= 0xBF58476D1CE4E5B9ull;
   x ^= x >> 29;
-  const int64_t v = static_cast<int64_t>(x % 7);
-  const bool unsignedType = type == DataType::Uint8 || type == DataType::Uint32 || type == DataType::Uint64;
-  return unsignedType ? v : v - 3;
+  return static_cast<int>(x % 7);
 }
 
-/// Rank r's input of `count` elements, starting at element `offset` of the sequence testValue defines.
+/// Rank r's input of `count` elements, from element `offset` of its sequence: value index k is k for
+/// unsigned types and k - 3 for signed and floating ones, a small integer exact in every type (fp8
+/// included), so that sums and products of a few ranks stay where the types can represent them or
+/// wrap exactly.
 inline std::vector<char> testInputs(DataType type, int rank, uint64_t count, uint64_t seed, uint64_t offset = 0) {
   const size_t es = collectives::dataTypeSize(type);
   // The encodings of the seven values, so that each element is one hash and one copy.
-  const bool unsignedType = type == DataType::Uint8 || type == DataType::Uint32 || type == DataType::Uint64;
+  const bool unsignedType = isIntegral(type) && !isSigned(type);
   char encoded[7][8] = {};
   for (int k = 0; k < 7; ++k) {
     const int64_t value = unsignedType ? k : k - 3;
@@ -329,10 +328,8 @@ inline std::vector<char> testInputs(DataType type, int rank, uint64_t count, uin
     }
   }
   std::vector<char> v(count * es);
-  for (uint64_t i = 0; i < count; ++i) {
-    const int64_t value = testValue(type, rank, offset + i, seed);
-    std::memcpy(v.data() + i * es, encoded[unsignedType ? value : value + 3], es);
-  }
+  for (uint64_t i = 0; i < count; ++i)
+    std::memcpy(v.data() + i * es, encoded[testValueIndex(rank, offset + i, seed)], es);
   return v;
 }
 
