@@ -14,6 +14,7 @@
 #include <mscclpp/collectives.hpp>
 #include <mscclpp/env.hpp>
 #include <mscclpp/gpu_utils.hpp>
+#include <string>
 #include <vector>
 
 #include "common/checks.hpp"
@@ -231,9 +232,14 @@ Collectives::Impl::Impl(std::shared_ptr<Communicator> c, const Config& requested
   MSCCLPP_CUDATHROW(cudaGetDevice(&device));
   char busId[64] = {};
   MSCCLPP_CUDATHROW(cudaDeviceGetPCIBusId(busId, sizeof(busId), device));
+  // The UUID tells MIG instances of one board apart (same bus, separate memory and L2); processes
+  // sharing one GPU or one MIG instance (MPS) see the same.
+  cudaDeviceProp prop{};
+  MSCCLPP_CUDATHROW(cudaGetDeviceProperties(&prop, device));
   std::vector<RankInfo> infos(nRanks);
   infos[rank].hostHash = getHostHash();
-  infos[rank].gpuHash = hashString(hostIdentity() + "/" + busId);
+  infos[rank].gpuHash =
+      hashString(hostIdentity() + "/" + busId + "/" + std::string(prop.uuid.bytes, sizeof(prop.uuid.bytes)));
   bootstrap->allGather(infos.data(), sizeof(RankInfo));
   int ranksPerGpu = 1;
   for (int r = 0; r < nRanks; ++r) {
@@ -267,6 +273,9 @@ Collectives::Impl::Impl(std::shared_ptr<Communicator> c, const Config& requested
   dev.barrierCounts = barrierCounts.get();
   dev.llEpochs = llEpochs.get();
   dev.dependentLaunch = env()->dependentLaunch && collectiveKernelsLaunchDependent();
+  for (int r = 0; r < nRanks; ++r) {
+    if (infos[r].gpuHash == infos[rank].gpuHash) dev.ranksOnThisGpu |= uint64_t{1} << r;
+  }
   for (int p = 0; p < nRanks; ++p) {
     if (p == rank) {
       dev.scratch[p] = scratch.data();

@@ -53,7 +53,10 @@ __device__ __forceinline__ void storeCounts(const DeviceState& s, uint32_t block
 
 /// What a barrier tells the peers besides its count.
 enum class Tell {
-  /// Everything the block wrote (or read) before: a system-scope release fence precedes the store.
+  /// Everything the block wrote (or read) before: a release fence precedes the store, of device scope
+  /// for a peer on this GPU (DeviceState::ranksOnThisGpu: every thread that accesses the memory is on
+  /// this device, and the fence's cost is that of this GPU's L2, not of the system), of system scope
+  /// for a peer on another GPU.
   Accesses,
   /// Only that this rank's stream reached the call, for the opening barrier of a kernel that has not
   /// yet accessed any peer's buffer: a relaxed store, no fence. What the peers then access of this
@@ -76,6 +79,8 @@ enum class Tell {
 /// Tell::Accesses every access the block made before is visible to those peers' blocks after, and
 /// theirs to this block. One thread per peer publishes the new count into the peer's flag and waits
 /// for the peer's with a system-scope acquire; __syncthreads on both sides extends that to the block.
+/// A device-scope fence is enough for a peer on this GPU: the fence and the peer's acquire are each
+/// within the other's scope, and __syncthreads makes the fence cumulative over the block's accesses.
 template <typename PeerOf>
 __device__ __forceinline__ void barrier(const DeviceState& s, uint32_t block, BlockCounts& c, int nPeers, PeerOf peerOf,
                                         Tell tell = Tell::Accesses) {
@@ -86,7 +91,13 @@ __device__ __forceinline__ void barrier(const DeviceState& s, uint32_t block, Bl
     c.count[p] = value;
     uint64_t* remote = reinterpret_cast<uint64_t*>(s.scratch[p] + s.layout.flag(block, s.rank));
     const uint64_t* mine = reinterpret_cast<const uint64_t*>(s.scratch[s.rank] + s.layout.flag(block, p));
-    if (tell == Tell::Accesses) detail::atomicFence<scopeSystem>(memoryOrderRelease);
+    if (tell == Tell::Accesses) {
+      if ((s.ranksOnThisGpu >> p) & 1) {
+        detail::atomicFence<scopeDevice>(memoryOrderRelease);
+      } else {
+        detail::atomicFence<scopeSystem>(memoryOrderRelease);
+      }
+    }
     atomicStore<uint64_t, scopeSystem>(remote, value, memoryOrderRelaxed);
     POLL_MAYBE_JAILBREAK((atomicLoad<uint64_t, scopeSystem>(mine, memoryOrderAcquire) < value), kSpinLimit);
   }

@@ -33,6 +33,10 @@ struct DeviceState {
   uint64_t* barrierCounts = nullptr;
   /// llEpochs[b]: LL calls block b has taken part in (device memory, local).
   uint64_t* llEpochs = nullptr;
+  /// Bit p: rank p runs on this rank's GPU (processes sharing it, as under MPS), so its blocks and
+  /// this rank's share one memory and one L2, and a device-scope fence orders this rank's accesses
+  /// for it (device_common.hpp, barrier).
+  uint64_t ranksOnThisGpu = 0;
   /// For the host: every kernel is launched dependent on the kernel before it (ext/common/
   /// dependent_launch.hpp; every kernel begins with waitForPriorKernels).
   bool dependentLaunch = false;
