@@ -13,7 +13,8 @@
 //   zero_copy.cu says why). The copies follow it in stream order.
 // - The second barrier starts on a rank only after its copies have completed (stream order), so when
 //   it passes, every peer has finished writing this rank's output, and the call ends with the output
-//   final. The barrier's system-scope release/acquire orders it after the copies' completion.
+//   final. The barrier's release/acquire (device_common.hpp: device scope for a peer on this GPU, system
+//   scope otherwise) orders it after the copies' completion.
 // - The barrier counts of block 0 advance by two on both sides of every pair, as every other kernel
 //   keeps them consistent; nothing here uses scratch slots or LL epochs.
 // - In place: an all-gather's rank r writes slot r of every output, which only rank r's input (its own
