@@ -933,7 +933,7 @@ TEST_F(CollectivesMpTest, ZeroCopyBackToBackWithTheOtherPathsKeepsEveryResult) {
   // From kMixedZeroCopyBytes, so that `mixed` runs zero-copy on registered buffers and staged on others.
   const uint64_t count = kMixedZeroCopyBytes / 4 + 3, bytes = count * 4;
   Collectives& mixed = *shared().mixed;
-  const uint64_t midCount = (1 << 20) / 4 + 1, smallCount = 64;  // two-shot and one-shot LL
+  const uint64_t midCount = (1 << 20) / 4 - 1, smallCount = 64;  // two-shot and one-shot LL
   auto isRegistered = [](int i) { return i % 3 != 2; };
   auto isInPlace = [](int i) { return i % 2 == 1; };
   ASSERT_EQ(mixed.algorithmFor(Collective::AllReduce, bytes, true), Algorithm::ZeroCopy);
@@ -1349,8 +1349,8 @@ class CollectivesCaptureMpTest : public CollectivesMpTest {
   }
 };
 
-// Sizes where Auto runs registered buffers on peers' buffers (selection.cc): all-reduce above 2 MiB,
-// reduce-scatter and all-gather from 1 MiB parts (zero-copy), broadcast from 8 MiB and all-to-all from
+// Sizes where Auto runs registered buffers on peers' buffers at any rank count (selection.cc): all-reduce
+// from 1 MiB, reduce-scatter and all-gather from 1 MiB parts (zero-copy), broadcast from 8 MiB and all-to-all from
 // 16 MiB parts (copy engines); 3 elements more, so that every kernel has a ragged tail.
 
 TEST_F(CollectivesCaptureMpTest, CapturedAllReduceRunsOnPeersUnregisteredBuffers) {

@@ -152,26 +152,28 @@ TEST(CollectivesSelection, SelectorIsAskedFirstAndAutoDefers) {
 }
 
 // Below its band, a registered call selects what an unregistered one does; from the band up, Auto
-// leaves scratch: zero-copy all-reduce above the two-shot sizes, zero-copy reduce-scatter and
-// all-gather from 1 MiB parts, the copy engines for all-gather from 16 MiB parts at 2 ranks (SM copies
-// at more) and broadcast from 8 MiB and all-to-all from 16 MiB parts. Unregistered calls never take either.
+// leaves scratch: zero-copy all-reduce from 512 KiB at 3 ranks or more and from 1 MiB at 2, zero-copy
+// reduce-scatter from 1 MiB parts, zero-copy all-gather from 256 KiB parts at 3 ranks or more and from
+// 1 MiB parts at 2, the copy engines for all-gather from 16 MiB parts at 2 ranks (SM copies at more)
+// and broadcast from 8 MiB and all-to-all from 16 MiB parts. Unregistered calls never take either.
 TEST(CollectivesSelection, AutoTakesZeroCopyAndCopyEnginesOnRegisteredBuffersFromTheirBands) {
   const Config c = resolved({}, 2);
-  const size_t MiB = size_t{1} << 20;
+  const size_t KiB = size_t{1} << 10, MiB = size_t{1} << 20;
   struct Band {
     Collective coll;
     size_t from;
     Algorithm algorithm;
   };
-  const Band bands[] = {{Collective::AllReduce, kLLTwoShotMaxBytes + 1, Algorithm::ZeroCopy},
-                        {Collective::ReduceScatter, MiB, Algorithm::ZeroCopy},
-                        {Collective::AllGather, MiB, Algorithm::ZeroCopy},
-                        {Collective::Broadcast, 8 * MiB, Algorithm::CopyEngine},
-                        {Collective::AllToAll, 16 * MiB, Algorithm::CopyEngine}};
   for (int n : {2, 3, 4, 8}) {
+    const Band bands[] = {{Collective::AllReduce, n >= 3 ? 512 * KiB : MiB, Algorithm::ZeroCopy},
+                          {Collective::ReduceScatter, MiB, Algorithm::ZeroCopy},
+                          {Collective::AllGather, n >= 3 ? 256 * KiB : MiB, Algorithm::ZeroCopy},
+                          {Collective::Broadcast, 8 * MiB, Algorithm::CopyEngine},
+                          {Collective::AllToAll, 16 * MiB, Algorithm::CopyEngine}};
     const ScratchLayout l = makeScratchLayout(n, c.maxBlocks, c.llMaxBytes, c.scratchBytes);
     for (const Band& band : bands) {
       for (size_t bytes : {size_t{8}, c.llMaxBytes / (n - 1) + 1, band.from - 1}) {
+        if (bytes >= band.from) continue;
         EXPECT_EQ(selectAlgorithm(band.coll, bytes, n, c, l, true), selectAlgorithm(band.coll, bytes, n, c, l, false))
             << collectiveName(band.coll) << " " << n << " " << bytes;
       }

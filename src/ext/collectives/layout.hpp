@@ -33,8 +33,10 @@ constexpr int kBlockThreads = 512;
 constexpr uint64_t kLLPacketsPerBlock = kBlockThreads / 2;
 /// Staged paths aim at this many bytes per block before they add blocks.
 constexpr uint64_t kStagedBytesPerBlock = 32 << 10;
-/// Largest all-reduce the LL two-shot path takes under Auto; the LL slots are sized to hold it.
-constexpr uint64_t kLLTwoShotMaxBytes = 2 << 20;
+/// Largest all-reduce the LL two-shot path takes under Auto; the LL slots are sized to hold it. At
+/// 1 MiB two-shot beat staged at 3 and 4 ranks (10.7 us against 14.1 and 15.0); at 2 MiB it lost at
+/// every rank count (4 ranks: 31.3 against 17.3; H100, 2026-12-07).
+constexpr uint64_t kLLTwoShotMaxBytes = 1 << 20;
 /// Zero-copy paths aim at this many bytes of a rank's part per block before they add blocks: at 64 KiB a
 /// 1 MiB all-gather part at 4 ranks ran on 4 blocks, each writing 4 peers one after another.
 constexpr uint64_t kZeroCopyBytesPerBlock = 16 << 10;

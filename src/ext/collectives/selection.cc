@@ -53,41 +53,50 @@ namespace {
 
 /// Where Auto leaves scratch for registered buffers: from `fromBytes` (the segment, as selectAlgorithm
 /// takes it: the whole message of an all-reduce or broadcast, one rank's part of an all-gather or
-/// reduce-scatter) up, at most `maxRanks` ranks (0: any number), `algorithm`. The first matching row
-/// wins. Measured with mscclpp-coll-bench, 2 and 4 ranks on one GPU under MPS, CUDA graphs, every
-/// algorithm forced in turn (docs/performance.md, 2026-12-04 on an H200, 2026-12-06 on an H100): below
-/// these sizes the LL and staged paths, which need no second barrier, were faster.
+/// reduce-scatter) up, at `minRanks` to `maxRanks` ranks (0: no upper bound), `algorithm`. The first
+/// matching row wins. Measured with mscclpp-coll-bench, 2, 3 and 4 ranks on one GPU under MPS, CUDA
+/// graphs, every algorithm forced in turn (docs/performance.md, 2026-12-04 on an H200, 2026-12-06 and
+/// 2026-12-07 on an H100): below these sizes the LL and staged paths were faster.
 struct RegisteredBand {
   Collective collective;
   size_t fromBytes;
+  int minRanks;
   int maxRanks;
   Algorithm algorithm;
 };
 
+constexpr size_t kKiB = size_t{1} << 10;
+constexpr size_t kMiB = size_t{1} << 20;
+
 constexpr RegisteredBand kRegisteredBands[] = {
-    // Above the two-shot LL sizes: one pass over the peers' inputs, no scratch (4 MiB: 9.8 us against
-    // 11.5 staged at 2 ranks, 15.2 against 24.3 at 4).
-    {Collective::AllReduce, kLLTwoShotMaxBytes + 1, 0, Algorithm::ZeroCopy},
+    // One pass over the peers' inputs, no scratch. From 512 KiB at 3 ranks or more (3 ranks: 5.7 us
+    // against 7.4 by LL one-shot; 4 ranks: 6.2 against 6.7 two-shot), from 1 MiB at 2 (4.5 against
+    // 5.6); at 256 KiB and 4 ranks one-shot and zero-copy tie (5.9 us).
+    {Collective::AllReduce, 512 * kKiB, 3, 0, Algorithm::ZeroCopy},
+    {Collective::AllReduce, kMiB, 2, 0, Algorithm::ZeroCopy},
     // 2 and 4 MiB parts: 9.6 and 14.8 us against 12.2 and 27.6 through scratch.
-    {Collective::ReduceScatter, size_t{1} << 20, 0, Algorithm::ZeroCopy},
+    {Collective::ReduceScatter, kMiB, 2, 0, Algorithm::ZeroCopy},
     // The copy engines from 16 MiB parts at 2 ranks only (64 MiB gathers in place: 51.3 us against
     // 53.1 by SM). At 4 ranks twelve copies share the engines and the SM copy into the peers' outputs
-    // wins at every size (64 MiB in place: 107.9 us against 144.4; 16 MiB: 31.4 against 39.6; H100,
-    // 2026-12-06). Below 16 MiB parts, SM copies at any rank count (1 MiB parts at 4 ranks: 11.3 us
-    // against 14.5 staged).
-    {Collective::AllGather, size_t{16} << 20, 2, Algorithm::CopyEngine},
-    {Collective::AllGather, size_t{1} << 20, 0, Algorithm::ZeroCopy},
+    // wins at every size (64 MiB in place: 107.9 us against 144.4; 16 MiB: 31.4 against 39.6).
+    {Collective::AllGather, 16 * kMiB, 2, 2, Algorithm::CopyEngine},
+    // SM copies into the peers' outputs from 256 KiB parts at 3 ranks or more (4 ranks: 5.1 us against
+    // 6.0 by LL one-shot; 3 ranks, 341 KiB parts: 5.6 against 6.5; at 128 KiB parts one-shot wins,
+    // 4.0 against 5.2), from 1 MiB parts at 2 ranks (512 KiB parts: one-shot 3.3 against 3.7).
+    {Collective::AllGather, 256 * kKiB, 3, 0, Algorithm::ZeroCopy},
+    {Collective::AllGather, kMiB, 2, 0, Algorithm::ZeroCopy},
     // 8 MiB: 8.5 us against 8.6 at 2 ranks, 20.1 against 38.9 at 4; 1 MiB: slower than staged.
-    {Collective::Broadcast, size_t{8} << 20, 0, Algorithm::CopyEngine},
+    {Collective::Broadcast, 8 * kMiB, 2, 0, Algorithm::CopyEngine},
     // Not yet timed itself: at 64 MiB and 4 ranks (16 MiB parts) the pairwise SM copies through scratch
     // took 1.69x the copy floor, where the copy engines took broadcast to 0.87x.
-    {Collective::AllToAll, size_t{16} << 20, 0, Algorithm::CopyEngine},
+    {Collective::AllToAll, 16 * kMiB, 2, 0, Algorithm::CopyEngine},
 };
 
 /// Auto's choice for registered buffers, or Auto where no band covers the call.
 Algorithm registeredBand(Collective collective, size_t segBytes, int nRanks) {
   for (const RegisteredBand& band : kRegisteredBands) {
-    if (band.collective == collective && segBytes >= band.fromBytes && (band.maxRanks == 0 || nRanks <= band.maxRanks))
+    if (band.collective == collective && segBytes >= band.fromBytes && nRanks >= band.minRanks &&
+        (band.maxRanks == 0 || nRanks <= band.maxRanks))
       return band.algorithm;
   }
   return Algorithm::Auto;
