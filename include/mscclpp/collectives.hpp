@@ -125,13 +125,13 @@ const char* collectiveName(Collective collective);
 ///   chunked to the scratch size; every collective has it, and it handles any size.
 /// - LLTwoShot: all-reduce only. Each rank sends chunk p of its input to rank p as LL packets; rank p
 ///   reduces its chunk and sends the result to every rank as LL packets. No barrier: for the sizes
-///   between one-shot and the bandwidth paths (up to 2 MiB).
+///   between one-shot and the bandwidth paths (up to 1 MiB).
 /// - ZeroCopy: all-reduce, reduce-scatter and all-gather on buffers registered with registerBuffer, or in
 ///   a call captured into a CUDA graph with capture-time registration on (see Collectives): the kernel
 ///   reads the peers' inputs and writes the peers' outputs in place, with no scratch (the all-reduce in
 ///   one pass: each rank reduces its chunk of every input and stores it into every output). Not for
 ///   PreMulSum. Asked for on unregistered buffers not mapped at capture, the call runs Staged. Auto takes it
-///   on registered buffers above the two-shot LL sizes (all-reduce) or from 1 MiB parts.
+///   on registered buffers from sizes that depend on the rank count (docs/collectives.md, Selection).
 /// - CopyEngine: all-gather, broadcast and (out of place) all-to-all into registered receive buffers (or,
 ///   with capture-time registration on, those of a captured call): cudaMemcpyAsync on the caller's stream
 ///   straight into the peers' buffers, between two one-block barrier kernels, so no SM moves data. For
