@@ -74,6 +74,21 @@ inline uintptr_t deviceAddress(CUdeviceptr ptr) {
 #endif
 }
 
+/// The device's UUID (16 bytes), which tells MIG instances of one board apart: CUDA reports it among the
+/// device properties, HIP 5 only through hipDeviceGetUuid.
+inline cudaError_t deviceUuid(int deviceId, std::string& uuid) {
+#if defined(__HIP_PLATFORM_AMD__)
+  hipUUID id{};
+  const hipError_t err = hipDeviceGetUuid(&id, deviceId);
+#else
+  cudaDeviceProp prop{};
+  const cudaError_t err = cudaGetDeviceProperties(&prop, deviceId);
+  const cudaUUID_t& id = prop.uuid;
+#endif
+  if (err == cudaSuccess) uuid.assign(id.bytes, sizeof(id.bytes));
+  return err;
+}
+
 /// Why driver calls cannot be made here, or "" when they can.
 const std::string& driverUnavailableReason();
 

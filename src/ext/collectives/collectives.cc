@@ -28,6 +28,7 @@
 #include "ext/common/call_bytes.hpp"
 #include "ext/common/messages.hpp"
 #include "ext/common/tags.hpp"
+#include "gpu/driver_api.hpp"
 
 namespace mscclpp {
 namespace collectives {
@@ -234,12 +235,11 @@ Collectives::Impl::Impl(std::shared_ptr<Communicator> c, const Config& requested
   MSCCLPP_CUDATHROW(cudaDeviceGetPCIBusId(busId, sizeof(busId), device));
   // The UUID tells MIG instances of one board apart (same bus, separate memory and L2); processes
   // sharing one GPU or one MIG instance (MPS) see the same.
-  cudaDeviceProp prop{};
-  MSCCLPP_CUDATHROW(cudaGetDeviceProperties(&prop, device));
+  std::string uuid;
+  MSCCLPP_CUDATHROW(deviceUuid(device, uuid));
   std::vector<RankInfo> infos(nRanks);
   infos[rank].hostHash = getHostHash();
-  infos[rank].gpuHash =
-      hashString(hostIdentity() + "/" + busId + "/" + std::string(prop.uuid.bytes, sizeof(prop.uuid.bytes)));
+  infos[rank].gpuHash = hashString(hostIdentity() + "/" + busId + "/" + uuid);
   bootstrap->allGather(infos.data(), sizeof(RankInfo));
   int ranksPerGpu = 1;
   for (int r = 0; r < nRanks; ++r) {
