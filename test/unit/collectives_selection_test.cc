@@ -165,7 +165,11 @@ TEST(CollectivesSelection, AutoTakesZeroCopyAndCopyEnginesOnRegisteredBuffersFro
     Algorithm algorithm;
   };
   for (int n : {2, 3, 4, 8}) {
-    const Band bands[] = {{Collective::AllReduce, n >= 3 ? 512 * KiB : MiB, Algorithm::ZeroCopy},
+    const Band bands[] = {{Collective::AllReduce,
+                           n >= 4   ? 256 * KiB
+                           : n == 3 ? 512 * KiB
+                                    : MiB,
+                           Algorithm::ZeroCopy},
                           {Collective::ReduceScatter, MiB, Algorithm::ZeroCopy},
                           {Collective::AllGather, n >= 3 ? 256 * KiB : MiB, Algorithm::ZeroCopy},
                           {Collective::Broadcast, 8 * MiB, Algorithm::CopyEngine},

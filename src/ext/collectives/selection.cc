@@ -69,9 +69,10 @@ constexpr size_t kKiB = size_t{1} << 10;
 constexpr size_t kMiB = size_t{1} << 20;
 
 constexpr RegisteredBand kRegisteredBands[] = {
-    // One pass over the peers' inputs, no scratch. From 512 KiB at 3 ranks or more (3 ranks: 5.7 us
-    // against 7.4 by LL one-shot; 4 ranks: 6.2 against 6.7 two-shot), from 1 MiB at 2 (4.5 against
-    // 5.6); at 256 KiB and 4 ranks one-shot and zero-copy tie (5.9 us).
+    // One pass over the peers' inputs, no scratch. From 256 KiB at 4 ranks or more (5.1 us against 5.9
+    // by LL one-shot, with kZeroCopyBytesPerBlock's 4 KiB blocks), from 512 KiB at 3 (5.7 us against
+    // 7.4 by one-shot), from 1 MiB at 2 (4.5 against 5.6).
+    {Collective::AllReduce, 256 * kKiB, 4, 0, Algorithm::ZeroCopy},
     {Collective::AllReduce, 512 * kKiB, 3, 0, Algorithm::ZeroCopy},
     {Collective::AllReduce, kMiB, 2, 0, Algorithm::ZeroCopy},
     // 2 and 4 MiB parts: 9.6 and 14.8 us against 12.2 and 27.6 through scratch.
