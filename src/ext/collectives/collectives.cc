@@ -186,19 +186,31 @@ struct Collectives::Impl {
   Algorithm choose(Collective collective, size_t segBytes, bool registered = false) const {
     return selectAlgorithm(collective, segBytes, nRanks, config, layout, registered, tuning.get());
   }
-  /// Whether every rank's `buffers` (those a call of `collective` with segment `segBytes` reads or writes
-  /// in peers) are known here, filling each buffer's view with every rank's pointer then: when each lies
-  /// in a registration, or, when `stream` is being captured and the call would run on peers' buffers,
-  /// after the capture-time exchange (collective; capture_registry.hpp). The same answer on every rank.
-  bool registered(Collective collective, size_t segBytes, cudaStream_t stream,
-                  std::initializer_list<CaptureBuffer> buffers) {
+  /// The algorithm of a call of `collective` with segment `segBytes`. Where it runs on peers' buffers,
+  /// each of `buffers` (those the call reads or writes in peers) has its view filled with every rank's
+  /// pointer: the buffers lie in registrations, or `stream` is being captured and the capture-time
+  /// exchange mapped them (collective; capture_registry.hpp). `peersMayAccess` false (a call the
+  /// zero-copy and copy-engine paths cannot run) chooses as for unregistered buffers. Where registration
+  /// would not change the choice (the LL sizes, mostly), no registration is looked up: a lookup costs two
+  /// driver calls per buffer (the check that the allocation is still the registered one), which small
+  /// eager calls pay at the host's issue rate. Every rank chooses alike: the choice depends only on what
+  /// every rank passes, on registrations made collectively and on rank 0's tuning table.
+  Algorithm chooseFor(Collective collective, size_t segBytes, cudaStream_t stream,
+                      std::initializer_list<CaptureBuffer> buffers, bool peersMayAccess = true) {
+    const Algorithm unregistered = choose(collective, segBytes, false);
+    if (!peersMayAccess) return unregistered;
+    const Algorithm onRegistered = choose(collective, segBytes, true);
+    if (onRegistered == unregistered) return unregistered;
     bool all = true;
     for (const CaptureBuffer& b : buffers) {
       if (!(all = registry.find(b.ptr, b.bytes, *b.view))) break;
     }
-    if (all) return true;
-    if (!captures.enabled() || !runsOnPeerBuffers(choose(collective, segBytes, true))) return false;
-    return CaptureRegistry::capturing(stream) && captures.exchange(collective, segBytes, buffers);
+    if (all) return onRegistered;
+    if (captures.enabled() && runsOnPeerBuffers(onRegistered) && CaptureRegistry::capturing(stream) &&
+        captures.exchange(collective, segBytes, buffers)) {
+      return onRegistered;
+    }
+    return unregistered;
   }
   static bool runsOnPeerBuffers(Algorithm a) { return a == Algorithm::ZeroCopy || a == Algorithm::CopyEngine; }
   void copyLocal(void* dst, const void* src, size_t bytes, cudaStream_t stream) const {
@@ -318,9 +330,8 @@ void Collectives::allReduce(const void* send, void* recv, size_t count, DataType
   const ReduceSpec spec = makeReduceSpec(op);
   if (count == 0) return;
   PeerBuffers in, out;
-  const bool registered = zeroCopyReduces(op) &&
-                          m.registered(Collective::AllReduce, bytes, stream, {{send, bytes, &in}, {recv, bytes, &out}});
-  const Algorithm algorithm = m.choose(Collective::AllReduce, bytes, registered);
+  const Algorithm algorithm =
+      m.chooseFor(Collective::AllReduce, bytes, stream, {{send, bytes, &in}, {recv, bytes, &out}}, zeroCopyReduces(op));
   if (algorithm == Algorithm::LLOneShot) {
     launchLLAllReduce(m.dev, send, recv, count, type, spec, stream);
   } else if (algorithm == Algorithm::LLTwoShot) {
@@ -342,9 +353,8 @@ void Collectives::reduceScatter(const void* send, void* recv, size_t count, Data
   const ReduceSpec spec = makeReduceSpec(op);
   if (count == 0) return;
   PeerBuffers in;
-  const bool registered =
-      zeroCopyReduces(op) && m.registered(Collective::ReduceScatter, bytes, stream, {{send, bytes * m.nRanks, &in}});
-  const Algorithm algorithm = m.choose(Collective::ReduceScatter, bytes, registered);
+  const Algorithm algorithm =
+      m.chooseFor(Collective::ReduceScatter, bytes, stream, {{send, bytes * m.nRanks, &in}}, zeroCopyReduces(op));
   if (algorithm == Algorithm::LLOneShot) {
     launchLLReduceScatter(m.dev, send, recv, count, type, spec, stream);
   } else if (algorithm == Algorithm::ZeroCopy) {
@@ -376,8 +386,7 @@ void Collectives::allGather(const void* send, void* recv, size_t count, DataType
   if (count == 0) return;
   char* out = static_cast<char*>(recv);
   PeerBuffers outs;
-  const bool registered = m.registered(Collective::AllGather, bytes, stream, {{recv, bytes * m.nRanks, &outs}});
-  const Algorithm algorithm = m.choose(Collective::AllGather, bytes, registered);
+  const Algorithm algorithm = m.chooseFor(Collective::AllGather, bytes, stream, {{recv, bytes * m.nRanks, &outs}});
   if (algorithm == Algorithm::LLOneShot) {
     launchLLAllGather(m.dev, send, recv, bytes, stream);
     return;
@@ -411,10 +420,9 @@ void Collectives::allToAll(const void* send, void* recv, size_t count, DataType 
   // copy_engine.cu); send must be registered too, so that every rank, holding both buffers at the same
   // offsets of the same registrations, makes the same choice.
   PeerBuffers outs, ins;
-  const bool registered =
-      send != recv && m.registered(Collective::AllToAll, bytes, stream,
-                                   {{send, bytes * m.nRanks, &ins}, {recv, bytes * m.nRanks, &outs}});
-  const Algorithm algorithm = m.choose(Collective::AllToAll, bytes, registered);
+  const Algorithm algorithm =
+      m.chooseFor(Collective::AllToAll, bytes, stream,
+                  {{send, bytes * m.nRanks, &ins}, {recv, bytes * m.nRanks, &outs}}, send != recv);
   if (algorithm == Algorithm::LLOneShot) {
     launchLLAllToAll(m.dev, send, recv, bytes, stream);
     return;
@@ -471,8 +479,7 @@ void Collectives::broadcast(const void* send, void* recv, size_t count, DataType
   m.checkBuffer(recv, bytes, type, "broadcast recv");
   if (count == 0) return;
   PeerBuffers outs;
-  const bool registered = m.registered(Collective::Broadcast, bytes, stream, {{recv, bytes, &outs}});
-  if (m.choose(Collective::Broadcast, bytes, registered) == Algorithm::CopyEngine) {
+  if (m.chooseFor(Collective::Broadcast, bytes, stream, {{recv, bytes, &outs}}) == Algorithm::CopyEngine) {
     launchCopyEngineBroadcast(m.dev, send, outs, bytes, root, stream);
     return;
   }
