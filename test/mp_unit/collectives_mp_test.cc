@@ -1024,6 +1024,50 @@ TEST_F(CollectivesMpTest, ZeroCopyInputRefilledRightAfterEachCallKeepsEveryResul
   }
 }
 
+// NCCL lets each rank choose on its own to gather in place (send = recv + rank x count) or from a
+// separate input. Zero-copy all-gathers with the even ranks in place and the odd ones not, then the
+// reverse, then every rank in place, then none, back to back without host synchronization: every
+// output, filled with a sentinel before, must hold every rank's part.
+TEST_F(CollectivesMpTest, ZeroCopyAllGatherWithRanksInAndOutOfPlaceKeepsEveryResult) {
+  COLL_REQUIRE_GPU();
+  constexpr uint64_t kSeed = 900;
+  for (uint64_t count : {uint64_t{1} << 16, uint64_t{1} << 18}) {
+    const uint64_t bytes = count * 4, total = bytes * nRanks;
+    ASSERT_EQ(zeroCopy().algorithmFor(Collective::AllGather, bytes, true), Algorithm::ZeroCopy);
+    // Four rounds: even ranks in place, odd ranks in place, every rank, none.
+    constexpr int kRounds = 4;
+    const auto inPlace = [&](int round) {
+      return round == 0 ? rank % 2 == 0 : round == 1 ? rank % 2 == 1 : round == 2;
+    };
+    DeviceBytes outs(kRounds * total), send(bytes);
+    ASSERT_NE(outs.ptr, nullptr);
+    ASSERT_NE(send.ptr, nullptr);
+    Registration ro(zeroCopy(), outs.ptr, outs.bytes);
+    const std::vector<char> mine = testInputs(DataType::Float32, rank, count, kSeed);
+    CUDA_OK(fill(outs.ptr, kSentinel, outs.bytes));
+    CUDA_OK(upload(send.ptr, mine.data(), bytes));
+    for (int round = 0; round < kRounds; ++round) {
+      if (inPlace(round)) CUDA_OK(upload(outs.ptr + round * total + rank * bytes, mine.data(), bytes));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int round = 0; round < kRounds; ++round) {
+      char* out = outs.ptr + round * total;
+      zeroCopy().allGather(inPlace(round) ? out + rank * bytes : send.ptr, out, count, DataType::Float32, stream);
+    }
+    CUDA_OK(cudaStreamSynchronize(stream));
+    for (int round = 0; round < kRounds; ++round) {
+      std::vector<char> all(total);
+      CUDA_OK(cudaMemcpy(all.data(), outs.ptr + round * total, total, cudaMemcpyDeviceToHost));
+      for (int q = 0; q < nRanks; ++q) {
+        EXPECT_EQ(std::memcmp(all.data() + q * bytes, testInputs(DataType::Float32, q, count, kSeed).data(), bytes), 0)
+            << "part of rank " << q << ", round " << round << " (" << (inPlace(round) ? "in" : "out of")
+            << " place here), " << count << " elements";
+      }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+}
+
 TEST_F(CollectivesMpTest, ReregisteredAfterFreeAndReallocationAtTheSameAddress) {
   COLL_REQUIRE_GPU();
   const uint64_t count = (2 << 20) / 4, bytes = count * 4;
