@@ -41,8 +41,8 @@ constexpr uint64_t kLLTwoShotMaxBytes = 1 << 20;
 /// block's threads get one 16-byte word): spreading a small chunk over more SMs overlaps more of its
 /// loads from the peers. At 16 KiB a 4-rank zero-copy all-reduce took 6.03 us at 256 KiB and 5.69 at
 /// 64 KiB, at 4 KiB 5.09 and 4.89; the all-gather was 6-9 % faster at 64-256 KiB and within 1 % from
-/// 1 MiB on, as was every size where maxBlocks caps the count (H100, 2026-12-07). At 64 KiB a 1 MiB all-gather part at 4 ranks ran on 4 blocks, each writing 4
-/// peers one after another.
+/// 1 MiB on, as was every size where maxBlocks caps the count (H100, 2026-12-07). At 64 KiB a 1 MiB
+/// all-gather part at 4 ranks ran on 4 blocks, each writing 4 peers one after another.
 constexpr uint64_t kZeroCopyBytesPerBlock = 4 << 10;
 
 struct ScratchLayout {
