@@ -32,6 +32,7 @@ using ext::load8;
 using ext::prepareWord;
 using ext::Reducer;
 using ext::store8;
+using ext::storeEvictFirst;
 using ext::Vec;
 using ext::VecAcc;
 using ext::waitForPriorKernels;

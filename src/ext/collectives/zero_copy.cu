@@ -147,7 +147,9 @@ class CopyToEvery16 {
 
   __device__ __forceinline__ void prefetch() { load(threadIdx.x); }
 
-  __device__ __forceinline__ void run(const PeerBuffers& out, uint64_t offset, int n, int first) {
+  /// `evictFirst`: store with the evict-first hint (storeEvictFirst), for parts whose outputs are
+  /// larger than the L2, where this kernel never reads back what it stores.
+  __device__ __forceinline__ void run(const PeerBuffers& out, uint64_t offset, int n, int first, bool evictFirst) {
     for (uint64_t v = threadIdx.x; v < nVec_; v += kInFlight * step_) {
       if (v != threadIdx.x) load(v);
       for (int t = 0, p = first; t < n; ++t, p = p + 1 == n ? 0 : p + 1) {
@@ -155,7 +157,12 @@ class CopyToEvery16 {
         if (d == src_) continue;
 #pragma unroll
         for (int k = 0; k < kInFlight; ++k) {
-          if (v + k * step_ < nVec_) d[v + k * step_] = w_[k];
+          if (v + k * step_ >= nVec_) continue;
+          if (evictFirst) {
+            storeEvictFirst(d + v + k * step_, w_[k]);
+          } else {
+            d[v + k * step_] = w_[k];
+          }
         }
       }
     }
@@ -183,7 +190,8 @@ class CopyToEvery16 {
 };
 
 __global__ void __launch_bounds__(kBlockThreads)
-    zeroCopyAllGatherKernel(DeviceState s, const char* send, PeerBuffers out, uint64_t segBytes, Tiling tiling) {
+    zeroCopyAllGatherKernel(DeviceState s, const char* send, PeerBuffers out, uint64_t segBytes, Tiling tiling,
+                            bool evictFirst) {
   waitForPriorKernels();
   const uint32_t b = blockIdx.x;
   __shared__ BlockCounts counts;
@@ -197,7 +205,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   const AllPeers peers{s.rank};
   barrier(s, b, counts, n - 1, peers, Tell::Arrival);
   if (vectors) {
-    copy.run(out, offset, n, s.rank);
+    copy.run(out, offset, n, s.rank, evictFirst);
   } else {
     for (int t = 0; t < n; ++t) {
       const int p = (s.rank + t) % n;
@@ -250,7 +258,7 @@ void launchZeroCopyAllGather(const DeviceState& s, const void* send, const PeerB
   const Tiling tiling = zeroCopyTiling(s, segBytes, 1);
   if (tiling.nBlocks == 0) return;
   launchKernel(zeroCopyAllGatherKernel, dim3(tiling.nBlocks), dim3(kBlockThreads), 0, stream, s.dependentLaunch, s,
-               static_cast<const char*>(send), out, segBytes, tiling);
+               static_cast<const char*>(send), out, segBytes, tiling, segBytes >= kZeroCopyEvictFirstMinBytes);
 }
 
 }  // namespace collectives

@@ -227,6 +227,20 @@ __device__ __forceinline__ PackedWord<Bytes> combineWords(PackedWord<Bytes> a, P
 
 // ---- byte copies ----
 
+/// *p = v with the evict-first (streaming) hint: for data this kernel will not read again, so that it
+/// does not push out of the cache lines that will be. HIP has no __stcs: its non-temporal store is
+/// the same hint.
+__device__ __forceinline__ void storeEvictFirst(uint4* p, uint4 v) {
+#if defined(MSCCLPP_DEVICE_HIP)
+  __builtin_nontemporal_store(v.x, &p->x);
+  __builtin_nontemporal_store(v.y, &p->y);
+  __builtin_nontemporal_store(v.z, &p->z);
+  __builtin_nontemporal_store(v.w, &p->w);
+#else
+  __stcs(p, v);
+#endif
+}
+
 /// The 8 bytes at base + off, of which only those below `len` are read (the rest are zero).
 __device__ __forceinline__ uint2 load8(const char* base, uint64_t off, uint64_t len) {
   const char* p = base + off;
