@@ -44,8 +44,9 @@ constexpr uint64_t kLLTwoShotMaxBytes = 1 << 20;
 /// 1 MiB on, as was every size where maxBlocks caps the count (H100, 2026-12-07). At 64 KiB a 1 MiB
 /// all-gather part at 4 ranks ran on 4 blocks, each writing 4 peers one after another.
 constexpr uint64_t kZeroCopyBytesPerBlock = 4 << 10;
-/// From this part size up, the zero-copy all-gather stores with the evict-first hint: its outputs no
-/// longer fit the L2 beside its inputs, and nothing it stores is read again by the call. Against plain
+/// From this part size up, the zero-copy all-gather stores with the evict-first hint: nothing it stores
+/// is read again by the call, and the outputs (n parts on every rank) crowd its inputs out of the L2
+/// (50 MB on an H100, shared by every rank on the GPU). Messages (not parts) below; against plain
 /// stores, same run (H100, 2026-12-07): 4 ranks 16 MiB 28.84 -> 26.92 us in place and 34.87 -> 32.77
 /// out of place, 64 MiB 103.03 -> 101.45 and 126.98 -> 126.19; 2 ranks 16 MiB 9.58 -> 8.89 and 20.05 ->
 /// 15.03, 64 MiB 51.96 -> 50.77 and 77.25 -> 75.50; unchanged at 4 MiB, where parts are 1-2 MiB.

@@ -147,8 +147,8 @@ class CopyToEvery16 {
 
   __device__ __forceinline__ void prefetch() { load(threadIdx.x); }
 
-  /// `evictFirst`: store with the evict-first hint (storeEvictFirst), for parts whose outputs are
-  /// larger than the L2, where this kernel never reads back what it stores.
+  /// `evictFirst`: store with the evict-first hint (storeEvictFirst), for large parts
+  /// (kZeroCopyEvictFirstMinBytes): this kernel never reads back what it stores.
   __device__ __forceinline__ void run(const PeerBuffers& out, uint64_t offset, int n, int first, bool evictFirst) {
     for (uint64_t v = threadIdx.x; v < nVec_; v += kInFlight * step_) {
       if (v != threadIdx.x) load(v);
