@@ -140,6 +140,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 /// destination equal to src (in place) is skipped. Needs src and every destination 16-byte aligned.
 /// The first words are loaded by `prefetch`, before the caller's barrier: the source is this rank's
 /// own input, complete once its stream reached the kernel, so its latency hides behind the barrier.
+template <int kInFlight>
 class CopyToEvery16 {
  public:
   __device__ __forceinline__ CopyToEvery16(const char* src, uint64_t bytes)
@@ -177,7 +178,6 @@ class CopyToEvery16 {
   }
 
  private:
-  static constexpr int kInFlight = 4;
   __device__ __forceinline__ void load(uint64_t v) {
 #pragma unroll
     for (int k = 0; k < kInFlight; ++k) {
@@ -189,6 +189,7 @@ class CopyToEvery16 {
   uint4 w_[kInFlight];
 };
 
+template <int kInFlight>
 __global__ void __launch_bounds__(kBlockThreads)
     zeroCopyAllGatherKernel(DeviceState s, const char* send, PeerBuffers out, uint64_t segBytes, Tiling tiling,
                             bool evictFirst) {
@@ -199,7 +200,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   const uint64_t begin = tiling.tileBegin(b, 0), end = tiling.tileEnd(b, 0);
   const uint64_t offset = s.rank * segBytes + begin;
   const bool vectors = allAligned16(out, n) && ((reinterpret_cast<uintptr_t>(send + begin) | offset) & 15) == 0;
-  CopyToEvery16 copy(send + begin, vectors ? end - begin : 0);
+  CopyToEvery16<kInFlight> copy(send + begin, vectors ? end - begin : 0);
   copy.prefetch();
   loadCounts(s, b, counts);
   const AllPeers peers{s.rank};
@@ -257,8 +258,14 @@ void launchZeroCopyAllGather(const DeviceState& s, const void* send, const PeerB
                              cudaStream_t stream) {
   const Tiling tiling = zeroCopyTiling(s, segBytes, 1);
   if (tiling.nBlocks == 0) return;
-  launchKernel(zeroCopyAllGatherKernel, dim3(tiling.nBlocks), dim3(kBlockThreads), 0, stream, s.dependentLaunch, s,
-               static_cast<const char*>(send), out, segBytes, tiling, segBytes >= kZeroCopyEvictFirstMinBytes);
+  // Words in flight per thread: two where a tile is at most two words per thread, four above. Small
+  // tiles ran faster with two, same run at 4 ranks in place (H100, 2026-12-08, docs/performance.md):
+  // 256 KiB 4.87-4.93 us against 5.16-5.24, 1 MiB 5.38-5.49 against 5.62-5.64; at 4 MiB (32 KiB tiles)
+  // both 7.9-8.1, and from 16 MiB four was faster (26.47 against 27.28).
+  const bool small = tiling.tileElems <= 2 * 16 * kBlockThreads;
+  launchKernel(small ? zeroCopyAllGatherKernel<2> : zeroCopyAllGatherKernel<4>, dim3(tiling.nBlocks),
+               dim3(kBlockThreads), 0, stream, s.dependentLaunch, s, static_cast<const char*>(send), out, segBytes,
+               tiling, segBytes >= kZeroCopyEvictFirstMinBytes);
 }
 
 }  // namespace collectives
