@@ -5,15 +5,16 @@
 # Validation on a GPU machine: builds, runs every test (GPU tests included; the multi-process suites
 # with 2 and 4 ranks on the GPUs present, under a private MPS daemon when ranks share a GPU), and
 # writes logs and the summary line under <out dir>.
-#   gpu-check.sh <out dir> [build|test|coll-tests|coll-matrix|conformance|bench|consumers|nccl-tests|coll-bench|compare|
-#                           executor-compare|sanitize|sanitize-mp|sanitize-coll]...
+#   gpu-check.sh <out dir> [build|test|coll-tests|coll-matrix|conformance|bench|consumers|nccl-tests|
+#                           nccl-registration|coll-bench|compare|executor-compare|sanitize|sanitize-mp|sanitize-coll]...
 #   (default: build test)
 # compare and executor-compare measure against MSCCL++ a02ba3b1 built from the reference copy in
 # $REFERENCE_DIR (default .reference, what /work/shared/reference holds, plus exec/ for the executor; see
 # test/bench/compare_medians.sh and executor_compare.sh): the collectives as medians of 3 compare.sh
 # runs, the executor on MSCCL++'s own plans.
 # nccl-tests builds NVIDIA's nccl-tests from the source copy in $NCCL_TESTS_SRC (default .nccl-tests, which
-# test/nccl/run_nccl_tests.sh says how to make) against an install of the build, and runs them.
+# test/nccl/run_nccl_tests.sh says how to make) against an install of the build, and runs them;
+# nccl-registration runs the two that registration changes, checked and then timed with and without it.
 # The transport conformance suite runs within `test` (ctest's mp_unit_tests_np2/np4); `conformance`
 # runs it alone with 2 and 4 ranks and lists each kind's result. Its IB rows use the verbs library in
 # MSCCLPP_IBV_SO, by default the substitute provider of the build (GPU memory through DMA-BUF where the
@@ -168,26 +169,41 @@ for step in "${steps[@]}"; do
     done
     "$root/tools/mps.sh" stop "$mps"
     ;;
-  nccl-tests)
-    # Every nccl-tests binary at 2, 3 and 4 ranks in six modes, against the NCCL home of an install of
-    # this build (test/nccl/run_nccl_tests.sh); needs the build step first.
+  nccl-tests | nccl-registration)
+    # nccl-tests: every nccl-tests binary at 2, 3 and 4 ranks in six modes, against the NCCL home of an
+    # install of this build (test/nccl/run_nccl_tests.sh). nccl-registration: all_reduce and all_gather
+    # checked with -R 2 at 2 and 4 ranks the same way, then timed with -R 2 against -R 0
+    # (test/nccl/registration_timing.sh). Both need the build step first.
     src=${NCCL_TESTS_SRC:-$root/.nccl-tests}
     if [ ! -f "$src/src/Makefile" ]; then
-      echo "nccl-tests: skipped: no nccl-tests source copy at $src (set NCCL_TESTS_SRC; see test/nccl/run_nccl_tests.sh)"
+      echo "$step: skipped: no nccl-tests source copy at $src (set NCCL_TESTS_SRC; see test/nccl/run_nccl_tests.sh)"
       continue
     fi
     prefix=$build/install-nccl-tests
     rm -rf "$prefix"
-    cmake --install "$build" --prefix "$prefix" >"$out/nccl-tests-install.log" 2>&1 ||
-      { tail -n 20 "$out/nccl-tests-install.log"; echo "nccl-tests: installing the build failed"; continue; }
+    cmake --install "$build" --prefix "$prefix" >"$out/$step-install.log" 2>&1 ||
+      { tail -n 20 "$out/$step-install.log"; echo "$step: installing the build failed"; continue; }
     # The nccl-tests build and the run logs stay in the build tree, so a later call (a part of the
     # matrix through RUN_NCCL_TESTS_RANKS / RUN_NCCL_TESTS_MODES) reuses the build; the logs come here.
     start=$(date +%s)
-    "$root/test/nccl/run_nccl_tests.sh" "$prefix" "$src" "$build/nccl-tests" >"$out/nccl-tests.txt" 2>&1
-    echo "nccl-tests exit: $? ($(($(date +%s) - start)) s)"
-    rm -rf "$out/nccl-tests-logs"
-    cp -r "$build/nccl-tests/logs" "$out/nccl-tests-logs" 2>/dev/null
-    grep -E "FAILED|passed, .* failed" "$out/nccl-tests.txt"
+    if [ "$step" = nccl-registration ]; then
+      RUN_NCCL_TESTS_RANKS="2 4" RUN_NCCL_TESTS_MODES=symmetric RUN_NCCL_TESTS_BINARIES="all_reduce all_gather" \
+        "$root/test/nccl/run_nccl_tests.sh" "$prefix" "$src" "$build/nccl-tests" >"$out/$step.txt" 2>&1
+    else
+      "$root/test/nccl/run_nccl_tests.sh" "$prefix" "$src" "$build/nccl-tests" >"$out/$step.txt" 2>&1
+    fi
+    echo "$step exit: $? ($(($(date +%s) - start)) s)"
+    rm -rf "$out/$step-logs"
+    cp -r "$build/nccl-tests/logs" "$out/$step-logs" 2>/dev/null
+    grep -E "FAILED|passed, .* failed" "$out/$step.txt"
+    if [ "$step" = nccl-registration ]; then
+      home=$(find "$prefix" -maxdepth 3 -type d -name mscclpp_nccl -path "$prefix/lib*" | head -n 1)
+      start=$(date +%s)
+      "$root/test/nccl/registration_timing.sh" "$build/nccl-tests/build" "$home" "$build/registration-timing" \
+        >"$out/registration-timing.txt" 2>&1
+      echo "registration timing exit: $? ($(($(date +%s) - start)) s)"
+      grep -E "worst ratio|FAILED" "$out/registration-timing.txt"
+    fi
     ;;
   coll-bench)
     # Every collective, eager and as a CUDA graph, with the floor measured in the same run.
