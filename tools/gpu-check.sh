@@ -186,12 +186,10 @@ for step in "${steps[@]}"; do
     # The nccl-tests build and the run logs stay in the build tree, so a later call (a part of the
     # matrix through RUN_NCCL_TESTS_RANKS / RUN_NCCL_TESTS_MODES) reuses the build; the logs come here.
     start=$(date +%s)
-    if [ "$step" = nccl-registration ]; then
-      RUN_NCCL_TESTS_RANKS="2 4" RUN_NCCL_TESTS_MODES=symmetric RUN_NCCL_TESTS_BINARIES="all_reduce all_gather" \
-        "$root/test/nccl/run_nccl_tests.sh" "$prefix" "$src" "$build/nccl-tests" >"$out/$step.txt" 2>&1
-    else
-      "$root/test/nccl/run_nccl_tests.sh" "$prefix" "$src" "$build/nccl-tests" >"$out/$step.txt" 2>&1
-    fi
+    part=()
+    [ "$step" = nccl-registration ] &&
+      part=(RUN_NCCL_TESTS_RANKS="2 4" RUN_NCCL_TESTS_MODES=symmetric RUN_NCCL_TESTS_BINARIES="all_reduce all_gather")
+    env "${part[@]}" "$root/test/nccl/run_nccl_tests.sh" "$prefix" "$src" "$build/nccl-tests" >"$out/$step.txt" 2>&1
     echo "$step exit: $? ($(($(date +%s) - start)) s)"
     rm -rf "$out/$step-logs"
     cp -r "$build/nccl-tests/logs" "$out/$step-logs" 2>/dev/null
