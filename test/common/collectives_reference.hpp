@@ -19,6 +19,7 @@
 #include <mscclpp/collectives.hpp>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace mscclpp::test {
@@ -310,27 +311,121 @@ inline int testValueIndex(int rank, uint64_t i, uint64_t seed) {
   return static_cast<int>(x % 7);
 }
 
-/// Rank r's input of `count` elements, from element `offset` of its sequence: value index k is k for
-/// unsigned types and k - 3 for signed and floating ones, a small integer exact in every type (fp8
-/// included), so that sums and products of a few ranks stay where the types can represent them or
-/// wrap exactly.
+/// The encoding in `type` of value index k (0..6) of the test inputs: k for unsigned types and k - 3
+/// for signed and floating ones, a small integer exact in every type (fp8 included), so that sums and
+/// products of a few ranks stay where the types can represent them or wrap exactly.
+struct TestValueEncodings {
+  char encoded[7][8] = {};
+
+  explicit TestValueEncodings(DataType type) {
+    const bool unsignedType = isIntegral(type) && !isSigned(type);
+    for (int k = 0; k < 7; ++k) {
+      const int64_t value = unsignedType ? k : k - 3;
+      if (isIntegral(type)) {
+        storeIntBits(type, static_cast<uint64_t>(value), encoded[k]);
+      } else {
+        fromDouble(type, static_cast<double>(value), encoded[k]);
+      }
+    }
+  }
+};
+
+/// Rank r's input of `count` elements, from element `offset` of its sequence: element i holds value
+/// index testValueIndex(r, offset + i, seed), encoded by TestValueEncodings.
 inline std::vector<char> testInputs(DataType type, int rank, uint64_t count, uint64_t seed, uint64_t offset = 0) {
   const size_t es = collectives::dataTypeSize(type);
   // The encodings of the seven values, so that each element is one hash and one copy.
-  const bool unsignedType = isIntegral(type) && !isSigned(type);
-  char encoded[7][8] = {};
-  for (int k = 0; k < 7; ++k) {
-    const int64_t value = unsignedType ? k : k - 3;
-    if (isIntegral(type)) {
-      storeIntBits(type, static_cast<uint64_t>(value), encoded[k]);
-    } else {
-      fromDouble(type, static_cast<double>(value), encoded[k]);
-    }
-  }
+  const TestValueEncodings values(type);
   std::vector<char> v(count * es);
   for (uint64_t i = 0; i < count; ++i)
-    std::memcpy(v.data() + i * es, encoded[testValueIndex(rank, offset + i, seed)], es);
+    std::memcpy(v.data() + i * es, values.encoded[testValueIndex(rank, offset + i, seed)], es);
   return v;
+}
+
+/// referenceReduce of the test inputs of ranks 0..n-1 (testInputs with one seed) at any element
+/// position, without those inputs: each element of an input is one of seven values, so the reduction
+/// of n of them is one of 7^n results. Up to kTabledRanks ranks, each result is computed by
+/// referenceReduce the first time a position needs it and kept, so that a reduction of 64 MiB costs n
+/// hashes per element rather than n conversions through double; above, every position calls
+/// referenceReduce.
+class TestInputReduction {
+ public:
+  /// 7^6 = 117,649 results of at most 8 bytes: under 1 MiB.
+  static constexpr int kTabledRanks = 6;
+
+  /// `scalars[q]`: rank q's PreMulSum scalar, an element of `type` (ignored by other ops).
+  TestInputReduction(DataType type, ReduceOp::Kind op, int nRanks, uint64_t seed,
+                     std::vector<std::vector<char>> scalars)
+      : type_(type),
+        op_(op),
+        n_(nRanks),
+        seed_(seed),
+        es_(collectives::dataTypeSize(type)),
+        values_(type),
+        scalars_(std::move(scalars)),
+        parts_(nRanks),
+        scalarOf_(nRanks) {
+    for (int q = 0; q < n_; ++q) scalarOf_[q] = scalars_.at(q).data();
+    if (n_ <= kTabledRanks) {
+      size_t entries = 1;
+      for (int q = 0; q < n_; ++q) entries *= 7;
+      results_.resize(entries * es_);
+      known_.assign(entries, false);
+    }
+  }
+
+  /// Stores the reduction of element `i` of every rank's input at out.
+  void at(uint64_t i, void* out) {
+    if (n_ > kTabledRanks) {
+      for (int q = 0; q < n_; ++q) parts_[q] = values_.encoded[testValueIndex(q, i, seed_)];
+      referenceReduce(type_, op_, parts_, scalarOf_, out);
+      return;
+    }
+    size_t key = 0;
+    for (int q = n_ - 1; q >= 0; --q) key = key * 7 + static_cast<size_t>(testValueIndex(q, i, seed_));
+    char* result = results_.data() + key * es_;
+    if (!known_[key]) {
+      size_t rest = key;
+      for (int q = 0; q < n_; ++q, rest /= 7) parts_[q] = values_.encoded[rest % 7];
+      referenceReduce(type_, op_, parts_, scalarOf_, result);
+      known_[key] = true;
+    }
+    std::memcpy(out, result, es_);
+  }
+
+  /// Elements [begin, begin + count) of the reduction, one after another at out.
+  void fill(uint64_t begin, uint64_t count, void* out) {
+    char* o = static_cast<char*>(out);
+    for (uint64_t i = 0; i < count; ++i) at(begin + i, o + i * es_);
+  }
+
+ private:
+  DataType type_;
+  ReduceOp::Kind op_;
+  int n_;
+  uint64_t seed_;
+  size_t es_;
+  TestValueEncodings values_;
+  std::vector<std::vector<char>> scalars_;
+  std::vector<const void*> parts_, scalarOf_;
+  std::vector<char> results_;
+  std::vector<bool> known_;
+};
+
+/// The number of elements of `got` that do not match `want` (matches()), both `count` elements of
+/// `type`, and the first of them in `first`. Equal bytes match, so the usual case, a correct result,
+/// costs one memcmp.
+inline uint64_t mismatches(DataType type, const void* got, const void* want, uint64_t count,
+                           uint64_t* first = nullptr) {
+  const size_t es = collectives::dataTypeSize(type);
+  if (std::memcmp(got, want, count * es) == 0) return 0;
+  uint64_t wrong = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    if (!matches(type, static_cast<const char*>(got) + i * es, static_cast<const char*>(want) + i * es)) {
+      if (wrong++ == 0 && first != nullptr) *first = i;
+    }
+  }
+  return wrong;
 }
 
 }  // namespace mscclpp::test

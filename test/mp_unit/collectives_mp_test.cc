@@ -298,9 +298,10 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
   uint64_t sendElems, recvElems;
   bufferElements(collective, count, n, sendElems, recvElems);
 
-  // Every rank's input, so each rank computes its own expected output.
-  std::vector<std::vector<char>> inputs(n);
-  for (int q = 0; q < n; ++q) inputs[q] = testInputs(type, q, sendElems, seed);
+  // This rank's input. Each rank computes its expected output from the parts of the other ranks'
+  // inputs it needs (testInputs makes any part of any rank's) or, for reductions, from the value
+  // indices alone (TestInputReduction).
+  const std::vector<char> mine = testInputs(type, r, sendElems, seed);
 
   // Where send and recv live. In place: the send data sits where NCCL's in-place form puts it.
   const uint64_t bufferElems = inPlace && sendElems > recvElems ? sendElems : recvElems;
@@ -336,7 +337,7 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
   const bool scatterRoot = collective != Collective::Scatter || r == root;
   const bool recvIsInput = inPlace && (collective == Collective::ReduceScatter || collective == Collective::Scatter);
   const bool inputCopied = hasInput && scatterRoot && sendElems > 0;
-  if (inputCopied) CUDA_OK(upload(send, inputs[r].data(), sendElems * es));
+  if (inputCopied) CUDA_OK(upload(send, mine.data(), sendElems * es));
   // Registered: the whole of each buffer, guard bytes included, on the object that forces ZeroCopy.
   Collectives& c = path == Path::ZeroCopy     ? zeroCopy()
                    : path == Path::TwoShot    ? *shared().twoShot
@@ -352,11 +353,7 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
   DeviceBytes scalarMem(8);
   ReduceOp op;
   std::vector<std::vector<char>> scalars(n, std::vector<char>(es));
-  std::vector<const void*> scalarOf(n);
-  for (int q = 0; q < n; ++q) {
-    fromDouble(type, q + 1.0, scalars[q].data());
-    scalarOf[q] = scalars[q].data();
-  }
+  for (int q = 0; q < n; ++q) fromDouble(type, q + 1.0, scalars[q].data());
   if (opKind == ReduceOp::Kind::PreMulSum) {
     if (seed % 2 == 0) {
       op = ReduceOp::preMulSumHost(scalars[r].data(), type);
@@ -409,10 +406,14 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
   // `expected` covers the whole buffer recvMem holds; bytes the collective must not touch keep the
   // sentinel (or the input, where recv lies inside send).
   std::vector<char> expected(got.size(), static_cast<char>(kSentinel));
-  if (recvIsInput && inputCopied) std::memcpy(expected.data(), inputs[r].data(), sendElems * es);
+  if (recvIsInput && inputCopied) std::memcpy(expected.data(), mine.data(), sendElems * es);
   const uint64_t outOffset = recvIsInput ? r * count * es : 0;
   char* out = expected.data() + outOffset;
-  std::vector<const void*> parts(n);
+  // Rank q's input from element `offset`, `count` of them, at dst.
+  auto inputOf = [&](int q, uint64_t offset, char* dst) {
+    const std::vector<char> part = testInputs(type, q, count, seed, offset);
+    std::memcpy(dst, part.data(), count * es);
+  };
   bool writesOutput = true;
   switch (collective) {
     case Collective::AllReduce:
@@ -421,44 +422,37 @@ TEST_P(CollectivesMatrix, MatchesHostReference) {
       writesOutput = collective != Collective::Reduce || r == root;
       const uint64_t base = collective == Collective::ReduceScatter ? r * count : 0;
       if (!writesOutput) {
-        if (inPlace) std::memcpy(out, inputs[r].data(), count * es);
+        if (inPlace) std::memcpy(out, mine.data(), count * es);
         break;
       }
-      for (uint64_t i = 0; i < count; ++i) {
-        for (int q = 0; q < n; ++q) parts[q] = inputs[q].data() + (base + i) * es;
-        referenceReduce(type, opKind, parts, scalarOf, out + i * es);
-      }
+      TestInputReduction(type, opKind, n, seed, scalars).fill(base, count, out);
       break;
     }
     case Collective::AllGather:
     case Collective::Gather:
       writesOutput = collective == Collective::AllGather || r == root;
       if (!writesOutput) {
-        if (inPlace) std::memcpy(out + r * count * es, inputs[r].data(), count * es);
+        if (inPlace) std::memcpy(out + r * count * es, mine.data(), count * es);
         break;
       }
-      for (int q = 0; q < n; ++q) std::memcpy(out + q * count * es, inputs[q].data(), count * es);
+      for (int q = 0; q < n; ++q) inputOf(q, 0, out + q * count * es);
       break;
     case Collective::Broadcast:
-      std::memcpy(out, inputs[root].data(), count * es);
+      inputOf(root, 0, out);
       break;
     case Collective::Scatter:
-      std::memcpy(out, inputs[root].data() + r * count * es, count * es);
+      inputOf(root, r * count, out);
       break;
     case Collective::AllToAll:
-      for (int q = 0; q < n; ++q) std::memcpy(out + q * count * es, inputs[q].data() + r * count * es, count * es);
+      for (int q = 0; q < n; ++q) inputOf(q, r * count, out + q * count * es);
       break;
     case Collective::AllToAllv:
     case Collective::SendRecv:
       break;
   }
 
-  uint64_t wrong = 0, firstWrong = 0;
-  for (uint64_t i = 0; i < outElems; ++i) {
-    if (!matches(type, got.data() + i * es, expected.data() + i * es)) {
-      if (wrong++ == 0) firstWrong = i;
-    }
-  }
+  uint64_t firstWrong = 0;
+  const uint64_t wrong = mismatches(type, got.data(), expected.data(), outElems, &firstWrong);
   EXPECT_EQ(wrong, 0u) << "first wrong element " << firstWrong << ": got "
                        << (wrong ? toDouble(type, got.data() + firstWrong * es) : 0) << ", want "
                        << (wrong ? toDouble(type, expected.data() + firstWrong * es) : 0);

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <mscclpp/errors.hpp>
@@ -595,6 +596,59 @@ TEST(CollectivesReference, InputsDifferBetweenPositionsRanksAndSeeds) {
   const std::vector<char> whole = testInputs(DataType::Float32, 1, 100, 9);
   const std::vector<char> tail = testInputs(DataType::Float32, 1, 60, 9, 40);
   EXPECT_EQ(std::memcmp(whole.data() + 40 * 4, tail.data(), 60 * 4), 0);
+}
+
+TEST(CollectivesReference, InputReductionEqualsTheReductionOfTheInputs) {
+  using mscclpp::test::referenceReduce;
+  using mscclpp::test::testInputs;
+  constexpr uint64_t kCount = 300, kBase = 1000, kSeed = 17;
+  const ReduceOp::Kind ops[] = {ReduceOp::Kind::Sum, ReduceOp::Kind::Prod, ReduceOp::Kind::Max,
+                                ReduceOp::Kind::Min, ReduceOp::Kind::Avg,  ReduceOp::Kind::PreMulSum};
+  // Up to the table's bound, and one rank count above it, where every position is reduced anew.
+  const int rankCounts[] = {1, 2, 3, 4, mscclpp::test::TestInputReduction::kTabledRanks + 1};
+  for (int t = 0; t < NumDataTypes; ++t) {
+    const DataType type = static_cast<DataType>(t);
+    const size_t es = dataTypeSize(type);
+    for (ReduceOp::Kind op : ops) {
+      for (int n : rankCounts) {
+        std::vector<std::vector<char>> inputs(n), scalars(n, std::vector<char>(es));
+        std::vector<const void*> scalarOf(n), parts(n);
+        for (int q = 0; q < n; ++q) {
+          inputs[q] = testInputs(type, q, kCount, kSeed, kBase);
+          mscclpp::test::fromDouble(type, q + 1.0, scalars[q].data());
+          scalarOf[q] = scalars[q].data();
+        }
+        std::vector<char> want(kCount * es), got(kCount * es);
+        for (uint64_t i = 0; i < kCount; ++i) {
+          for (int q = 0; q < n; ++q) parts[q] = inputs[q].data() + i * es;
+          referenceReduce(type, op, parts, scalarOf, want.data() + i * es);
+        }
+        mscclpp::test::TestInputReduction(type, op, n, kSeed, scalars).fill(kBase, kCount, got.data());
+        EXPECT_EQ(std::memcmp(got.data(), want.data(), kCount * es), 0)
+            << dataTypeName(type) << " " << reduceOpName(op) << " " << n << " ranks";
+      }
+    }
+  }
+}
+
+TEST(CollectivesReference, MismatchesCountsElementsOutsideTheTolerance) {
+  using mscclpp::test::mismatches;
+  std::vector<float> want(100, 1000.f), got = want;
+  uint64_t first = 7;
+  EXPECT_EQ(mismatches(DataType::Float32, got.data(), want.data(), 100, &first), 0u);
+  EXPECT_EQ(first, 7u) << "untouched when nothing differs";
+  got[40] = std::nextafter(1000.f, 2000.f);  // one unit in the last place: within the tolerance
+  got[60] = -0.f;
+  want[60] = 0.f;  // other bytes, the same value
+  EXPECT_EQ(mismatches(DataType::Float32, got.data(), want.data(), 100, &first), 0u);
+  got[50] = 1001.f;
+  got[90] = 999.f;
+  EXPECT_EQ(mismatches(DataType::Float32, got.data(), want.data(), 100, &first), 2u);
+  EXPECT_EQ(first, 50u);
+  const int32_t a[3] = {1, 2, 3}, b[3] = {1, 2, 4};
+  EXPECT_EQ(mismatches(DataType::Int32, a, b, 3, &first), 1u);
+  EXPECT_EQ(first, 2u);
+  EXPECT_EQ(mismatches(DataType::Int32, a, b, 2), 0u) << "only `count` elements are compared";
 }
 
 TEST(CollectivesTypes, SizesAndNamesFollowNccl) {

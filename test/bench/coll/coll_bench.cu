@@ -52,6 +52,9 @@ using mscclpp::collectives::ReduceOp;
 
 namespace {
 
+/// The seed of every rank's input (mscclpp::test::testInputs).
+constexpr uint64_t kInputSeed = 1;
+
 #define BENCH_CUDA(cmd)                                                                                  \
   do {                                                                                                   \
     cudaError_t e_ = (cmd);                                                                              \
@@ -436,14 +439,11 @@ struct Bench {
     const size_t es = mscclpp::collectives::dataTypeSize(o.type);
     std::vector<char> want(got.size());
     bool check = true;
-    std::vector<const void*> parts(nRanks);
+    // The inputs are inputsFor's (kInputSeed), and every rank passes the same scalar.
     auto reduceInto = [&](uint64_t base) {
-      for (uint64_t i = 0; i < s.count; ++i) {
-        for (int q = 0; q < nRanks; ++q) parts[q] = inputs[q].data() + (base + i) * es;
-        // Every rank passes the same scalar.
-        mscclpp::test::referenceReduce(o.type, o.op, parts, std::vector<const void*>(nRanks, scalar.data()),
-                                       want.data() + i * es);
-      }
+      mscclpp::test::TestInputReduction(o.type, o.op, nRanks, kInputSeed,
+                                        std::vector<std::vector<char>>(nRanks, scalar))
+          .fill(base, s.count, want.data());
     };
     const uint64_t part = s.count * es;
     switch (ci.coll) {
@@ -481,10 +481,8 @@ struct Bench {
         break;
     }
     long long bad = 0;
-    if (check) {
-      for (size_t i = 0; i < got.size() / es; ++i)
-        bad += !mscclpp::test::matches(o.type, got.data() + i * es, want.data() + i * es);
-    }
+    if (check)
+      bad = static_cast<long long>(mscclpp::test::mismatches(o.type, got.data(), want.data(), got.size() / es));
     long long total = 0;
     MPI_Allreduce(&bad, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     return total;
@@ -501,7 +499,7 @@ struct Bench {
     const size_t es = mscclpp::collectives::dataTypeSize(o.type);
     Inputs in;
     in.perRank.resize(nRanks);
-    for (int q = 0; q < nRanks; ++q) in.perRank[q] = mscclpp::test::testInputs(o.type, q, s.sendElems, 1);
+    for (int q = 0; q < nRanks; ++q) in.perRank[q] = mscclpp::test::testInputs(o.type, q, s.sendElems, kInputSeed);
     in.scalar.resize(es);
     mscclpp::test::fromDouble(o.type, 2.0, in.scalar.data());
     // The host scalar is copied into the op, so `in` may move.
