@@ -138,7 +138,9 @@ TEST(Algorithm, ExtrasReachTheSetUpAndTheKernelFunction) {
       [](std::shared_ptr<mscclpp::Communicator>, const void*, void*, size_t, DataType) {
         return std::make_shared<AlgorithmCtx>();
       },
-      [](const void*, void*, size_t, DataType) { return AlgorithmCtxKey{nullptr, nullptr, 0, 0, 0}; });
+      [](const void*, void*, size_t, DataType) {
+        return AlgorithmCtxKey{nullptr, nullptr, 0, 0, 0};
+      });
   Extras extras{{"root", std::make_shared<int>(3)}};
   EXPECT_EQ(algorithm.launch(nullptr, nullptr, nullptr, 0, DataType::INT32, nullptr, extras), 0);
   EXPECT_EQ(seenBySetUp, 3);
@@ -153,11 +155,15 @@ TEST(Algorithm, ASetUpThatThrewRunsAgainAtTheNextLaunch) {
       [&](std::shared_ptr<mscclpp::Communicator>, Extras&) {
         if (++attempts == 1) throw std::runtime_error("peer not there yet");
       },
-      [](const std::shared_ptr<AlgorithmCtx>, const void*, void*, size_t, DataType, cudaStream_t, Extras&) { return 0; },
+      [](const std::shared_ptr<AlgorithmCtx>, const void*, void*, size_t, DataType, cudaStream_t, Extras&) {
+        return 0;
+      },
       [](std::shared_ptr<mscclpp::Communicator>, const void*, void*, size_t, DataType) {
         return std::make_shared<AlgorithmCtx>();
       },
-      [](const void*, void*, size_t, DataType) { return AlgorithmCtxKey{nullptr, nullptr, 0, 0, 0}; });
+      [](const void*, void*, size_t, DataType) {
+        return AlgorithmCtxKey{nullptr, nullptr, 0, 0, 0};
+      });
   EXPECT_THROW(launch(algorithm, nullptr, nullptr, 0), std::runtime_error);
   EXPECT_EQ(launch(algorithm, nullptr, nullptr, 0), 0);
   EXPECT_EQ(attempts, 2);
@@ -166,11 +172,15 @@ TEST(Algorithm, ASetUpThatThrewRunsAgainAtTheNextLaunch) {
 TEST(Algorithm, AnEmptySetUpIsNothingToSetUp) {
   Algorithm algorithm(
       "no-init", "allreduce", nullptr,
-      [](const std::shared_ptr<AlgorithmCtx>, const void*, void*, size_t, DataType, cudaStream_t, Extras&) { return 7; },
+      [](const std::shared_ptr<AlgorithmCtx>, const void*, void*, size_t, DataType, cudaStream_t, Extras&) {
+        return 7;
+      },
       [](std::shared_ptr<mscclpp::Communicator>, const void*, void*, size_t, DataType) {
         return std::make_shared<AlgorithmCtx>();
       },
-      [](const void*, void*, size_t, DataType) { return AlgorithmCtxKey{nullptr, nullptr, 0, 0, 0}; });
+      [](const void*, void*, size_t, DataType) {
+        return AlgorithmCtxKey{nullptr, nullptr, 0, 0, 0};
+      });
   EXPECT_EQ(launch(algorithm, nullptr, nullptr, 0), 7);
 }
 
@@ -194,11 +204,15 @@ TEST(Algorithm, MissingFunctionsAreRefusedAtConstruction) {
 TEST(Algorithm, AContextInitializerReturningNoContextIsAnError) {
   Algorithm algorithm(
       "nullctx", "allreduce", nullptr,
-      [](const std::shared_ptr<AlgorithmCtx>, const void*, void*, size_t, DataType, cudaStream_t, Extras&) { return 0; },
+      [](const std::shared_ptr<AlgorithmCtx>, const void*, void*, size_t, DataType, cudaStream_t, Extras&) {
+        return 0;
+      },
       [](std::shared_ptr<mscclpp::Communicator>, const void*, void*, size_t, DataType) {
         return std::shared_ptr<AlgorithmCtx>();
       },
-      [](const void*, void*, size_t, DataType) { return AlgorithmCtxKey{nullptr, nullptr, 0, 0, 0}; });
+      [](const void*, void*, size_t, DataType) {
+        return AlgorithmCtxKey{nullptr, nullptr, 0, 0, 0};
+      });
   const std::string message = errorOf([&] { launch(algorithm, nullptr, nullptr, 0); });
   EXPECT_NE(message.find("'nullctx'"), std::string::npos) << message;
   EXPECT_NE(message.find("no context"), std::string::npos) << message;
@@ -219,9 +233,9 @@ TEST(AlgorithmCtxKey, EqualKeysHashAlikeAndEveryFieldCounts) {
   const AlgorithmCtxKey key{&x, &y, 4, 8, 1};
   std::unordered_map<AlgorithmCtxKey, int> map{{key, 1}};
   EXPECT_EQ(map.count(AlgorithmCtxKey{&x, &y, 4, 8, 1}), 1u);
-  for (const AlgorithmCtxKey& other : {AlgorithmCtxKey{&y, &y, 4, 8, 1}, AlgorithmCtxKey{&x, &x, 4, 8, 1},
-                                       AlgorithmCtxKey{&x, &y, 5, 8, 1}, AlgorithmCtxKey{&x, &y, 4, 9, 1},
-                                       AlgorithmCtxKey{&x, &y, 4, 8, 2}}) {
+  for (const AlgorithmCtxKey& other :
+       {AlgorithmCtxKey{&y, &y, 4, 8, 1}, AlgorithmCtxKey{&x, &x, 4, 8, 1}, AlgorithmCtxKey{&x, &y, 5, 8, 1},
+        AlgorithmCtxKey{&x, &y, 4, 9, 1}, AlgorithmCtxKey{&x, &y, 4, 8, 2}}) {
     EXPECT_FALSE(other == key);
     EXPECT_EQ(map.count(other), 0u);
   }
@@ -241,7 +255,8 @@ namespace {
 /// A builder that counts its builds and makes `name` for `collective`.
 class CountingBuilder : public mscclpp::AlgorithmBuilder {
  public:
-  CountingBuilder(std::string name, std::string collective) : name_(std::move(name)), collective_(std::move(collective)) {}
+  CountingBuilder(std::string name, std::string collective)
+      : name_(std::move(name)), collective_(std::move(collective)) {}
   Algorithm build() override {
     ++builds;
     return countingAlgorithm(std::make_shared<Counts>(), name_, collective_);
@@ -277,12 +292,12 @@ TEST(AlgorithmCollectionBuilder, BuildsCollectionsThatSelectInOrder) {
     if (collective != "allreduce" || bytes > 1024) return Algorithm();
     return algos.at("allreduce").at("small");
   });
-  builder->setFallbackAlgorithmSelector([&](const AlgoMap& algos, std::string collective, const void*, void*, size_t,
-                                            DataType, int, int) {
-    asked.push_back("fallback " + collective);
-    if (collective == "allreduce") return algos.at("allreduce").at("big");
-    return Algorithm();
-  });
+  builder->setFallbackAlgorithmSelector(
+      [&](const AlgoMap& algos, std::string collective, const void*, void*, size_t, DataType, int, int) {
+        asked.push_back("fallback " + collective);
+        if (collective == "allreduce") return algos.at("allreduce").at("big");
+        return Algorithm();
+      });
   std::shared_ptr<AlgorithmCollection> collection = builder->build();
   EXPECT_EQ(small->builds, 1);
   EXPECT_EQ(gather->builds, 1);
@@ -302,8 +317,9 @@ TEST(AlgorithmCollectionBuilder, BuildsCollectionsThatSelectInOrder) {
 }
 
 TEST(AlgorithmCollectionBuilder, NullAndEmptyAlgorithmsAreRefused) {
-  EXPECT_NE(errorOf([] { AlgorithmCollectionBuilder::getInstance()->addAlgorithmBuilder(nullptr); }).find("null builder"),
-            std::string::npos);
+  EXPECT_NE(
+      errorOf([] { AlgorithmCollectionBuilder::getInstance()->addAlgorithmBuilder(nullptr); }).find("null builder"),
+      std::string::npos);
   AlgorithmCollection collection;
   EXPECT_NE(errorOf([&] { collection.registerAlgorithm("allreduce", "none", Algorithm()); }).find("'none'"),
             std::string::npos);

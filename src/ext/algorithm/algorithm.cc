@@ -56,8 +56,8 @@ class Algorithm::Impl {
 
 Algorithm::Algorithm(std::string name, std::string collective, InitFunc initFunc, KernelFunc kernelFunc,
                      ContextInitFunc contextInitFunc, ContextKeyGenFunc contextKeyGenFunc) {
-  const char* missing = !kernelFunc        ? "kernel function"
-                        : !contextInitFunc ? "context initializer"
+  const char* missing = !kernelFunc          ? "kernel function"
+                        : !contextInitFunc   ? "context initializer"
                         : !contextKeyGenFunc ? "context key function"
                                              : nullptr;
   MSCCLPP_CHECK_USAGE(missing == nullptr, "algorithm '", name, "' (", collective, "): no ", missing);
@@ -65,9 +65,8 @@ Algorithm::Algorithm(std::string name, std::string collective, InitFunc initFunc
                                  std::move(contextInitFunc), std::move(contextKeyGenFunc));
 }
 
-int Algorithm::launch(std::shared_ptr<Communicator> comm, const void* input, void* output, size_t count,
-                      DataType dtype, cudaStream_t stream,
-                      std::unordered_map<std::string, std::shared_ptr<void>>& extras) {
+int Algorithm::launch(std::shared_ptr<Communicator> comm, const void* input, void* output, size_t count, DataType dtype,
+                      cudaStream_t stream, std::unordered_map<std::string, std::shared_ptr<void>>& extras) {
   MSCCLPP_CHECK_USAGE(impl_ != nullptr, "launch of an empty Algorithm (a selector's \"none\")");
   const AlgorithmCtxKey key = impl_->contextKey(input, output, count, dtype);
   std::shared_ptr<AlgorithmCtx> ctx = impl_->context(comm, key, input, output, count, dtype, extras);
@@ -90,8 +89,8 @@ Algorithm AlgorithmCollection::selectAlgorithm(const std::string& collective, co
                                                size_t messageSize, DataType dtype, int nRanksPerNode, int worldSize) {
   Algorithm algorithm;
   if (algoSelector_) {
-    algorithm = algoSelector_(algoMapByCollective_, collective, input, output, messageSize, dtype, nRanksPerNode,
-                              worldSize);
+    algorithm =
+        algoSelector_(algoMapByCollective_, collective, input, output, messageSize, dtype, nRanksPerNode, worldSize);
   }
   if (algorithm.isEmpty() && fallbackAlgoSelector_) {
     algorithm = fallbackAlgoSelector_(algoMapByCollective_, collective, input, output, messageSize, dtype,
@@ -140,8 +139,8 @@ std::shared_ptr<AlgorithmCollection> AlgorithmCollectionBuilder::build() {
   }
   for (size_t i = 0; i < builders.size(); ++i) {
     Algorithm algorithm = builders[i]->build();
-    MSCCLPP_CHECK_USAGE(!algorithm.isEmpty(), "AlgorithmCollectionBuilder::build: builder ", i, " of ",
-                        builders.size(), " built an empty Algorithm");
+    MSCCLPP_CHECK_USAGE(!algorithm.isEmpty(), "AlgorithmCollectionBuilder::build: builder ", i, " of ", builders.size(),
+                        " built an empty Algorithm");
     collection->registerAlgorithm(algorithm.collective(), algorithm.name(), algorithm);
   }
   return collection;

@@ -46,14 +46,16 @@ class CopyAlgoBuilder : public mscclpp::AlgorithmBuilder {
     auto self = std::make_shared<CopyAlgoBuilder>();
     return Algorithm(
         "copy", "allgather",
-        [self](std::shared_ptr<mscclpp::Communicator> comm, Extras&) { self->worldSize_ = comm->bootstrap()->getNranks(); },
+        [self](std::shared_ptr<mscclpp::Communicator> comm, Extras&) {
+          self->worldSize_ = comm->bootstrap()->getNranks();
+        },
         [self](const std::shared_ptr<AlgorithmCtx> ctx, const void* input, void* output, size_t count,
                mscclpp::DataType, cudaStream_t stream, Extras& extras) {
           const size_t bytes = count * sizeof(float);
           auto scratch = std::static_pointer_cast<char>(extras.at("scratch"));
           (void)scratch;
-          return cudaMemcpyAsync(static_cast<char*>(output) + ctx->rank * bytes, input, bytes,
-                                 cudaMemcpyDeviceToDevice, stream) == cudaSuccess
+          return cudaMemcpyAsync(static_cast<char*>(output) + ctx->rank * bytes, input, bytes, cudaMemcpyDeviceToDevice,
+                                 stream) == cudaSuccess
                      ? 0
                      : 3;
         },
@@ -85,16 +87,16 @@ void registerAndRun(std::shared_ptr<mscclpp::Communicator> comm, const float* se
                     cudaStream_t stream) {
   auto builder = AlgorithmCollectionBuilder::getInstance();
   builder->addAlgorithmBuilder(std::make_shared<CopyAlgoBuilder>());
-  builder->setAlgorithmSelector([](const AlgoMap& algos, std::string collective, const void*, void*, size_t,
-                                   mscclpp::DataType, int, int) {
-    if (collective != "allgather") return Algorithm();
-    return algos.at(collective).at("copy");
-  });
+  builder->setAlgorithmSelector(
+      [](const AlgoMap& algos, std::string collective, const void*, void*, size_t, mscclpp::DataType, int, int) {
+        if (collective != "allgather") return Algorithm();
+        return algos.at(collective).at("copy");
+      });
   builder->setFallbackAlgorithmSelector(
       [](const AlgoMap&, std::string, const void*, void*, size_t, mscclpp::DataType, int, int) { return Algorithm(); });
   std::shared_ptr<AlgorithmCollection> collection = builder->build();
-  Algorithm algo = collection->selectAlgorithm("allgather", send, recv, count * sizeof(float),
-                                               mscclpp::DataType::FLOAT32, 8, 8);
+  Algorithm algo =
+      collection->selectAlgorithm("allgather", send, recv, count * sizeof(float), mscclpp::DataType::FLOAT32, 8, 8);
   if (!algo.isEmpty()) {
     Extras extras{{"scratch", std::shared_ptr<char>()}, {"scratch_size", std::make_shared<size_t>(0)}};
     (void)algo.launch(comm, send, recv, count, mscclpp::DataType::FLOAT32, stream, extras);
