@@ -875,6 +875,66 @@ TEST_F(CollectivesMpTest, ZeroCopyGraphReplayedAHundredTimesKeepsWorking) {
 // Zero-copy at counts that are not a multiple of 16 bytes (a reduce-scatter slice then starts off a
 // 16-byte boundary on every rank but 0) and from buffers 0, 4 and 8 bytes past the registered pointer:
 // each kernel must use only accesses its addresses are aligned for, and still give every result.
+// Zero-copy calls under a tuning file's block counts (1, 2 and 3 blocks, where Auto would take up to
+// Config::maxBlocks): each block then covers a larger part, and every rank must still cut the same
+// parts; every result is checked.
+TEST_F(CollectivesMpTest, TunedZeroCopyBlockCountsKeepEveryResult) {
+  COLL_REQUIRE_GPU();
+  COLL_REQUIRE_AUTO();
+  const std::string path = "/tmp/mscclpp-tuning-blocks-" + std::to_string(::getpid()) + ".txt";
+  if (rank == 0) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(
+        "allreduce * 0 registered zerocopy 3\nreducescatter * 0 registered zerocopy 2\n"
+        "allgather * 0 registered zerocopy 1\n",
+        f);
+    std::fclose(f);
+  }
+  mscclpp::collectives::Config tuned;
+  tuned.tuningFile = rank == 0 ? path : "";
+  {
+    Collectives c(shared().comm, tuned);
+    const ReduceOp sum(ReduceOp::Kind::Sum);
+    const uint64_t count = (uint64_t{1} << 20) + 3, bytes = count * 4, total = bytes * nRanks;
+    for (Collective coll : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather}) {
+      ASSERT_EQ(c.algorithmFor(coll, bytes, true), Algorithm::ZeroCopy) << mscclpp::collectives::collectiveName(coll);
+    }
+    DeviceBytes send(total), recv(total);
+    ASSERT_NE(send.ptr, nullptr);
+    ASSERT_NE(recv.ptr, nullptr);
+    Registration rs(c, send.ptr, send.bytes), rr(c, recv.ptr, recv.bytes);
+    const std::vector<float> sums = expectedSum(nRanks, count * nRanks, 33);
+    CUDA_OK(upload(send.ptr, testInputs(DataType::Float32, rank, count * nRanks, 33).data(), total));
+    MPI_Barrier(MPI_COMM_WORLD);
+    c.allReduce(send.ptr, recv.ptr, count * nRanks, DataType::Float32, sum, stream);
+    CUDA_OK(cudaStreamSynchronize(stream));
+    std::vector<float> got(count * nRanks);
+    CUDA_OK(cudaMemcpy(got.data(), recv.ptr, total, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got, sums) << "all-reduce on 3 blocks";
+    MPI_Barrier(MPI_COMM_WORLD);
+    c.reduceScatter(send.ptr, recv.ptr, count, DataType::Float32, sum, stream);
+    CUDA_OK(cudaStreamSynchronize(stream));
+    got.resize(count);
+    CUDA_OK(cudaMemcpy(got.data(), recv.ptr, bytes, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(got, std::vector<float>(sums.begin() + rank * count, sums.begin() + (rank + 1) * count))
+        << "reduce-scatter on 2 blocks";
+    MPI_Barrier(MPI_COMM_WORLD);
+    c.allGather(send.ptr, recv.ptr, count, DataType::Float32, stream);
+    CUDA_OK(cudaStreamSynchronize(stream));
+    std::vector<char> all(total);
+    CUDA_OK(cudaMemcpy(all.data(), recv.ptr, total, cudaMemcpyDeviceToHost));
+    for (int q = 0; q < nRanks; ++q) {
+      EXPECT_EQ(std::memcmp(all.data() + q * bytes, testInputs(DataType::Float32, q, count * nRanks, 33).data(), bytes),
+                0)
+          << "all-gather on 1 block, part of rank " << q;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  if (rank == 0) std::remove(path.c_str());
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 TEST_F(CollectivesMpTest, ZeroCopyAtOddCountsAndOffsetsKeepsEveryResult) {
   COLL_REQUIRE_GPU();
   const ReduceOp sum(ReduceOp::Kind::Sum);

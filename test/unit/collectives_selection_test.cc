@@ -285,6 +285,16 @@ TEST(CollectivesSelection, ForcedCopyEnginesNeedRegisteredGathersBroadcastsOrAll
 
 // ---- tuning tables (tuning.hpp) ----
 
+namespace {
+
+/// The algorithm of the rule `t` has for a call, Auto where none covers it.
+Algorithm tunedFor(const TuningTable& t, Collective c, size_t segBytes, int nRanks, bool registered) {
+  const TuningRule* rule = t.find(c, segBytes, nRanks, registered);
+  return rule ? rule->algorithm : Algorithm::Auto;
+}
+
+}  // namespace
+
 TEST(CollectivesTuning, ARuleCoversItsBandForItsRanksAndRegistration) {
   const TuningTable t = parseTuningTable(
       "# written by mscclpp-coll-bench -T\n"
@@ -296,39 +306,47 @@ TEST(CollectivesTuning, ARuleCoversItsBandForItsRanksAndRegistration) {
       "allgather 2 0 unregistered staged\n",
       "test");
   ASSERT_EQ(t.rules.size(), 5u);
-  EXPECT_EQ(t.find(Collective::AllReduce, 8, 4, false), Algorithm::LLOneShot);
-  EXPECT_EQ(t.find(Collective::AllReduce, 65535, 4, true), Algorithm::LLOneShot);
-  EXPECT_EQ(t.find(Collective::AllReduce, 65536, 4, true), Algorithm::LLTwoShot);
+  EXPECT_EQ(tunedFor(t, Collective::AllReduce, 8, 4, false), Algorithm::LLOneShot);
+  EXPECT_EQ(tunedFor(t, Collective::AllReduce, 65535, 4, true), Algorithm::LLOneShot);
+  EXPECT_EQ(tunedFor(t, Collective::AllReduce, 65536, 4, true), Algorithm::LLTwoShot);
   // The largest `from` not above the segment wins, whichever line it is on.
-  EXPECT_EQ(t.find(Collective::AllReduce, 2 << 20, 4, true), Algorithm::Staged);
-  EXPECT_EQ(t.find(Collective::AllReduce, 4 << 20, 4, true), Algorithm::ZeroCopy);
-  EXPECT_EQ(t.find(Collective::AllReduce, 4 << 20, 4, false), Algorithm::Staged);
+  EXPECT_EQ(tunedFor(t, Collective::AllReduce, 2 << 20, 4, true), Algorithm::Staged);
+  EXPECT_EQ(tunedFor(t, Collective::AllReduce, 4 << 20, 4, true), Algorithm::ZeroCopy);
+  EXPECT_EQ(tunedFor(t, Collective::AllReduce, 4 << 20, 4, false), Algorithm::Staged);
   // Other rank counts: only the `*` rule.
-  EXPECT_EQ(t.find(Collective::AllReduce, 8, 2, false), Algorithm::Auto);
-  EXPECT_EQ(t.find(Collective::AllReduce, 1 << 20, 8, false), Algorithm::Staged);
-  EXPECT_EQ(t.find(Collective::AllGather, 8, 2, false), Algorithm::Staged);
-  EXPECT_EQ(t.find(Collective::AllGather, 8, 2, true), Algorithm::Auto);
-  EXPECT_EQ(t.find(Collective::Broadcast, 8, 2, false), Algorithm::Auto);
+  EXPECT_EQ(tunedFor(t, Collective::AllReduce, 8, 2, false), Algorithm::Auto);
+  EXPECT_EQ(tunedFor(t, Collective::AllReduce, 1 << 20, 8, false), Algorithm::Staged);
+  EXPECT_EQ(tunedFor(t, Collective::AllGather, 8, 2, false), Algorithm::Staged);
+  EXPECT_EQ(tunedFor(t, Collective::AllGather, 8, 2, true), Algorithm::Auto);
+  EXPECT_EQ(tunedFor(t, Collective::Broadcast, 8, 2, false), Algorithm::Auto);
 }
 
 TEST(CollectivesTuning, OfEqualBandsTheLaterLineWins) {
   const TuningTable t = parseTuningTable("allreduce 2 0 any ll\nallreduce 2 0 any staged\n", "test");
-  EXPECT_EQ(t.find(Collective::AllReduce, 8, 2, false), Algorithm::Staged);
+  EXPECT_EQ(tunedFor(t, Collective::AllReduce, 8, 2, false), Algorithm::Staged);
 }
 
 TEST(CollectivesTuning, FormattedTablesParseBackToTheSameRules) {
   const TuningTable t = parseTuningTable(
-      "alltoall * 16777216 registered ce\nreducescatter 3 1048576 unregistered staged\nbroadcast 2 0 any ll\n", "test");
+      "alltoall * 16777216 registered ce\nreducescatter 3 1048576 unregistered staged\nbroadcast 2 0 any ll\n"
+      "allgather 4 4194304 registered zerocopy 16\n",
+      "test");
   const std::string text = formatTuningTable(t);
   EXPECT_EQ(text,
-            "alltoall * 16777216 registered ce\nreducescatter 3 1048576 unregistered staged\nbroadcast 2 0 any ll\n");
+            "alltoall * 16777216 registered ce\nreducescatter 3 1048576 unregistered staged\nbroadcast 2 0 any ll\n"
+            "allgather 4 4194304 registered zerocopy 16\n");
   EXPECT_EQ(formatTuningTable(parseTuningTable(text, "again")), text);
 }
 
 TEST(CollectivesTuning, ALineThatIsNotARuleIsRefusedWithItsLineNumber) {
   const std::pair<const char*, const char*> bad[] = {
-      {"allreduce 2 0 any", "5 fields"},
-      {"allreduce 2 0 any ll extra", "5 fields"},
+      {"allreduce 2 0 any", "5 or 6 fields"},
+      {"allreduce 2 0 any zerocopy 8 extra", "5 or 6 fields"},
+      {"allreduce 2 0 any zerocopy 0", "block count '0'"},
+      {"allreduce 2 0 any zerocopy 1025", "block count '1025'"},
+      {"allreduce 2 0 any zerocopy many", "block count 'many'"},
+      {"allreduce 2 0 any staged 8", "for zerocopy only, not staged"},
+      {"allreduce 2 0 any ll 8", "for zerocopy only, not ll"},
       {"allsum 2 0 any ll", "unknown collective 'allsum'"},
       {"allreduce 1 0 any ll", "rank count '1'"},
       {"allreduce two 0 any ll", "rank count 'two'"},
@@ -366,6 +384,34 @@ TEST(CollectivesTuning, SelectionAsksTheTableAfterSelectorAndForcedAndBeforeItsO
   c.forceAlgorithm = Algorithm::Auto;
   c.selector = [](Collective, size_t, int) { return Algorithm::LLTwoShot; };
   EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 8, 2, c, l, false, &t), Algorithm::LLTwoShot);
+}
+
+TEST(CollectivesTuning, AZeroCopyRuleGivesItsBlockCountToTheCall) {
+  const TuningTable t = parseTuningTable(
+      "allgather 4 0 registered zerocopy 16\nallgather 4 16777216 registered zerocopy\n"
+      "allreduce 4 0 any zerocopy 8\n",
+      "test");
+  ASSERT_EQ(t.rules.size(), 3u);
+  EXPECT_EQ(t.rules[0].blocks, 16u);
+  EXPECT_EQ(t.rules[1].blocks, 0u) << "no count: the tiling's own";
+  Config c = resolved();
+  const ScratchLayout l = makeScratchLayout(4, c.maxBlocks, c.llMaxBytes, c.scratchBytes);
+  uint32_t blocks = 99;
+  EXPECT_EQ(selectAlgorithm(Collective::AllGather, 1 << 20, 4, c, l, true, &t, &blocks), Algorithm::ZeroCopy);
+  EXPECT_EQ(blocks, 16u);
+  EXPECT_EQ(selectAlgorithm(Collective::AllGather, 16 << 20, 4, c, l, true, &t, &blocks), Algorithm::ZeroCopy);
+  EXPECT_EQ(blocks, 0u);
+  // Where the tuned zero-copy falls back (unregistered buffers), the count goes with it.
+  EXPECT_EQ(selectAlgorithm(Collective::AllReduce, 1 << 20, 4, c, l, false, &t, &blocks), Algorithm::Staged);
+  EXPECT_EQ(blocks, 0u);
+  // A forced zero-copy is not the rule's: no count.
+  c.forceAlgorithm = Algorithm::ZeroCopy;
+  EXPECT_EQ(selectAlgorithm(Collective::AllGather, 1 << 20, 4, c, l, true, &t, &blocks), Algorithm::ZeroCopy);
+  EXPECT_EQ(blocks, 0u);
+  // Fewer than two ranks: Staged, no count.
+  blocks = 5;
+  EXPECT_EQ(selectAlgorithm(Collective::AllGather, 1 << 20, 1, c, l, true, &t, &blocks), Algorithm::Staged);
+  EXPECT_EQ(blocks, 0u);
 }
 
 TEST(CollectivesTuning, ATunedAlgorithmFallsBackAsAForcedOneDoes) {

@@ -183,8 +183,22 @@ struct Collectives::Impl {
   void checkRoot(int root, const char* what) const {
     MSCCLPP_CHECK_USAGE(root >= 0 && root < nRanks, what, ": root ", root, " out of [0, ", nRanks, ")");
   }
-  Algorithm choose(Collective collective, size_t segBytes, bool registered = false) const {
-    return selectAlgorithm(collective, segBytes, nRanks, config, layout, registered, tuning.get());
+  /// What a call runs, and for ZeroCopy its tuned block count (0: the tiling's own).
+  struct Choice {
+    Algorithm algorithm = Algorithm::Auto;
+    uint32_t zeroCopyBlocks = 0;
+  };
+  Choice choose(Collective collective, size_t segBytes, bool registered = false) const {
+    Choice c;
+    c.algorithm =
+        selectAlgorithm(collective, segBytes, nRanks, config, layout, registered, tuning.get(), &c.zeroCopyBlocks);
+    return c;
+  }
+  /// The device state of a call chosen as `c`.
+  DeviceState devFor(const Choice& c) const {
+    DeviceState d = dev;
+    d.zeroCopyBlocks = c.zeroCopyBlocks;
+    return d;
   }
   /// The algorithm of a call of `collective` with segment `segBytes`. Where it runs on peers' buffers,
   /// each of `buffers` (those the call reads or writes in peers) has its view filled with every rank's
@@ -195,18 +209,18 @@ struct Collectives::Impl {
   /// driver calls per buffer (the check that the allocation is still the registered one), which small
   /// eager calls pay at the host's issue rate. Every rank chooses alike: the choice depends only on what
   /// every rank passes, on registrations made collectively and on rank 0's tuning table.
-  Algorithm chooseFor(Collective collective, size_t segBytes, cudaStream_t stream,
-                      std::initializer_list<CaptureBuffer> buffers, bool peersMayAccess = true) {
-    const Algorithm unregistered = choose(collective, segBytes, false);
+  Choice chooseFor(Collective collective, size_t segBytes, cudaStream_t stream,
+                   std::initializer_list<CaptureBuffer> buffers, bool peersMayAccess = true) {
+    const Choice unregistered = choose(collective, segBytes, false);
     if (!peersMayAccess) return unregistered;
-    const Algorithm onRegistered = choose(collective, segBytes, true);
-    if (onRegistered == unregistered) return unregistered;
+    const Choice onRegistered = choose(collective, segBytes, true);
+    if (onRegistered.algorithm == unregistered.algorithm) return unregistered;
     bool all = true;
     for (const CaptureBuffer& b : buffers) {
       if (!(all = registry.find(b.ptr, b.bytes, *b.view))) break;
     }
     if (all) return onRegistered;
-    if (captures.enabled() && runsOnPeerBuffers(onRegistered) && CaptureRegistry::capturing(stream) &&
+    if (captures.enabled() && runsOnPeerBuffers(onRegistered.algorithm) && CaptureRegistry::capturing(stream) &&
         captures.exchange(collective, segBytes, buffers)) {
       return onRegistered;
     }
@@ -315,7 +329,7 @@ int Collectives::nRanks() const { return pimpl_->nRanks; }
 const Config& Collectives::config() const { return pimpl_->config; }
 
 Algorithm Collectives::algorithmFor(Collective collective, size_t bytes, bool registered) const {
-  return pimpl_->choose(collective, bytes, registered);
+  return pimpl_->choose(collective, bytes, registered).algorithm;
 }
 
 size_t Collectives::captureMappings() const { return pimpl_->captures.mappings(); }
@@ -330,14 +344,15 @@ void Collectives::allReduce(const void* send, void* recv, size_t count, DataType
   const ReduceSpec spec = makeReduceSpec(op);
   if (count == 0) return;
   PeerBuffers in, out;
-  const Algorithm algorithm =
+  const Impl::Choice choice =
       m.chooseFor(Collective::AllReduce, bytes, stream, {{send, bytes, &in}, {recv, bytes, &out}}, zeroCopyReduces(op));
+  const Algorithm algorithm = choice.algorithm;
   if (algorithm == Algorithm::LLOneShot) {
     launchLLAllReduce(m.dev, send, recv, count, type, spec, stream);
   } else if (algorithm == Algorithm::LLTwoShot) {
     launchLLTwoShotAllReduce(m.dev, send, recv, count, type, spec, stream);
   } else if (algorithm == Algorithm::ZeroCopy) {
-    launchZeroCopyAllReduce(m.dev, in, out, count, type, spec, stream);
+    launchZeroCopyAllReduce(m.devFor(choice), in, out, count, type, spec, stream);
   } else {
     launchStagedAllReduce(m.dev, send, recv, count, type, spec, stream);
   }
@@ -353,12 +368,13 @@ void Collectives::reduceScatter(const void* send, void* recv, size_t count, Data
   const ReduceSpec spec = makeReduceSpec(op);
   if (count == 0) return;
   PeerBuffers in;
-  const Algorithm algorithm =
+  const Impl::Choice choice =
       m.chooseFor(Collective::ReduceScatter, bytes, stream, {{send, bytes * m.nRanks, &in}}, zeroCopyReduces(op));
+  const Algorithm algorithm = choice.algorithm;
   if (algorithm == Algorithm::LLOneShot) {
     launchLLReduceScatter(m.dev, send, recv, count, type, spec, stream);
   } else if (algorithm == Algorithm::ZeroCopy) {
-    launchZeroCopyReduceScatter(m.dev, in, recv, count, type, spec, stream);
+    launchZeroCopyReduceScatter(m.devFor(choice), in, recv, count, type, spec, stream);
   } else {
     launchStagedReduceScatter(m.dev, send, recv, count, type, spec, stream);
   }
@@ -386,13 +402,14 @@ void Collectives::allGather(const void* send, void* recv, size_t count, DataType
   if (count == 0) return;
   char* out = static_cast<char*>(recv);
   PeerBuffers outs;
-  const Algorithm algorithm = m.chooseFor(Collective::AllGather, bytes, stream, {{recv, bytes * m.nRanks, &outs}});
+  const Impl::Choice choice = m.chooseFor(Collective::AllGather, bytes, stream, {{recv, bytes * m.nRanks, &outs}});
+  const Algorithm algorithm = choice.algorithm;
   if (algorithm == Algorithm::LLOneShot) {
     launchLLAllGather(m.dev, send, recv, bytes, stream);
     return;
   }
   if (algorithm == Algorithm::ZeroCopy) {
-    launchZeroCopyAllGather(m.dev, send, outs, bytes, stream);
+    launchZeroCopyAllGather(m.devFor(choice), send, outs, bytes, stream);
     return;
   }
   if (algorithm == Algorithm::CopyEngine) {
@@ -422,7 +439,8 @@ void Collectives::allToAll(const void* send, void* recv, size_t count, DataType 
   PeerBuffers outs, ins;
   const Algorithm algorithm =
       m.chooseFor(Collective::AllToAll, bytes, stream,
-                  {{send, bytes * m.nRanks, &ins}, {recv, bytes * m.nRanks, &outs}}, send != recv);
+                  {{send, bytes * m.nRanks, &ins}, {recv, bytes * m.nRanks, &outs}}, send != recv)
+          .algorithm;
   if (algorithm == Algorithm::LLOneShot) {
     launchLLAllToAll(m.dev, send, recv, bytes, stream);
     return;
@@ -479,7 +497,7 @@ void Collectives::broadcast(const void* send, void* recv, size_t count, DataType
   m.checkBuffer(recv, bytes, type, "broadcast recv");
   if (count == 0) return;
   PeerBuffers outs;
-  if (m.chooseFor(Collective::Broadcast, bytes, stream, {{recv, bytes, &outs}}) == Algorithm::CopyEngine) {
+  if (m.chooseFor(Collective::Broadcast, bytes, stream, {{recv, bytes, &outs}}).algorithm == Algorithm::CopyEngine) {
     launchCopyEngineBroadcast(m.dev, send, outs, bytes, root, stream);
     return;
   }

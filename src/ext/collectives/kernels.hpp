@@ -40,6 +40,10 @@ struct DeviceState {
   /// For the host: every kernel is launched dependent on the kernel before it (ext/common/
   /// dependent_launch.hpp; every kernel begins with waitForPriorKernels).
   bool dependentLaunch = false;
+  /// For the host: the most blocks a zero-copy launch of this call may use, from a tuning rule
+  /// (selection.hpp); 0: layout.maxBlocks. Every rank's call carries the same count, so block b of
+  /// every rank still covers the same elements.
+  uint32_t zeroCopyBlocks = 0;
 };
 
 /// Whether the collective kernels may be launched dependent on the current GPU.

@@ -106,7 +106,8 @@ Algorithm registeredBand(Collective collective, size_t segBytes, int nRanks) {
 }  // namespace
 
 Algorithm selectAlgorithm(Collective collective, size_t segBytes, int nRanks, const Config& config,
-                          const ScratchLayout& layout, bool registered, const TuningTable* tuning) {
+                          const ScratchLayout& layout, bool registered, const TuningTable* tuning, uint32_t* blocks) {
+  if (blocks) *blocks = 0;
   if (nRanks < 2) return Algorithm::Staged;
   const Variants variants = variantsOf(collective);
   const bool zeroCopy = registered && variants.zeroCopy;
@@ -118,7 +119,13 @@ Algorithm selectAlgorithm(Collective collective, size_t segBytes, int nRanks, co
   Algorithm wanted = Algorithm::Auto;
   if (config.selector) wanted = config.selector(collective, segBytes, nRanks);
   if (wanted == Algorithm::Auto) wanted = config.forceAlgorithm;
-  if (wanted == Algorithm::Auto && tuning) wanted = tuning->find(collective, segBytes, nRanks, registered);
+  uint32_t tunedBlocks = 0;
+  if (wanted == Algorithm::Auto && tuning) {
+    if (const TuningRule* rule = tuning->find(collective, segBytes, nRanks, registered)) {
+      wanted = rule->algorithm;
+      tunedBlocks = rule->blocks;
+    }
+  }
   if (wanted == Algorithm::Auto && registered) wanted = registeredBand(collective, segBytes, nRanks);
   if (wanted == Algorithm::Auto) {
     // One-shot sends the whole segment to every peer as packets of twice its size, so its traffic
@@ -140,6 +147,7 @@ Algorithm selectAlgorithm(Collective collective, size_t segBytes, int nRanks, co
   if (wanted == Algorithm::ZeroCopy && !zeroCopy) return Algorithm::Staged;
   if (wanted == Algorithm::LLTwoShot && !twoShotFits) return Algorithm::Staged;
   if (wanted == Algorithm::CopyEngine && !copyEngine) return Algorithm::Staged;
+  if (blocks && wanted == Algorithm::ZeroCopy) *blocks = tunedBlocks;
   return wanted;
 }
 

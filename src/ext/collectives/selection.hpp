@@ -8,6 +8,7 @@
 #define MSCCLPP_EXT_COLLECTIVES_SELECTION_HPP_
 
 #include <cstddef>
+#include <cstdint>
 #include <mscclpp/collectives.hpp>
 #include <mscclpp/env.hpp>
 
@@ -46,9 +47,12 @@ Variants variantsOf(Collective collective);
 /// where the collective is not all-reduce or the message does not fit the LL slots; so does a forced
 /// CopyEngine where the collective has none or the buffers are not registered.
 /// `tuning`, where given, is asked after the config's selector and forced algorithm and before Auto's
-/// own table; a tuned algorithm falls back as a forced one does.
+/// own table; a tuned algorithm falls back as a forced one does. `blocks`, where given, receives the
+/// most thread blocks the call may launch: the tuning rule's count where that rule chose the ZeroCopy
+/// returned, else 0 (as many as the algorithm's tiling takes, up to layout.maxBlocks).
 Algorithm selectAlgorithm(Collective collective, size_t segmentBytes, int nRanks, const Config& config,
-                          const ScratchLayout& layout, bool registered, const TuningTable* tuning = nullptr);
+                          const ScratchLayout& layout, bool registered, const TuningTable* tuning = nullptr,
+                          uint32_t* blocks = nullptr);
 
 }  // namespace collectives
 }  // namespace mscclpp

@@ -61,7 +61,7 @@ bool algorithmFromName(const std::string& name, Algorithm& algorithm) {
   return fromName(name, kAlgorithms, algorithmName, algorithm);
 }
 
-Algorithm TuningTable::find(Collective collective, size_t segBytes, int nRanks, bool registered) const {
+const TuningRule* TuningTable::find(Collective collective, size_t segBytes, int nRanks, bool registered) const {
   const TuningRule* best = nullptr;
   for (const TuningRule& rule : rules) {
     if (rule.collective != collective || (rule.nRanks != 0 && rule.nRanks != nRanks)) continue;
@@ -71,7 +71,7 @@ Algorithm TuningTable::find(Collective collective, size_t segBytes, int nRanks, 
     if (rule.fromBytes > segBytes) continue;
     if (best == nullptr || rule.fromBytes >= best->fromBytes) best = &rule;
   }
-  return best ? best->algorithm : Algorithm::Auto;
+  return best;
 }
 
 TuningTable parseTuningTable(const std::string& text, const std::string& origin) {
@@ -86,8 +86,9 @@ TuningTable parseTuningTable(const std::string& text, const std::string& origin)
     for (std::string field; fields >> field;) f.push_back(field);
     if (f.empty()) continue;
     const std::string where = origin + ":" + std::to_string(number) + ": ";
-    MSCCLPP_CHECK_USAGE(f.size() == 5, where, "a rule has 5 fields (collective, ranks, from bytes, registration, ",
-                        "algorithm), this line ", f.size());
+    MSCCLPP_CHECK_USAGE(f.size() == 5 || f.size() == 6, where,
+                        "a rule has 5 or 6 fields (collective, ranks, from bytes, registration, algorithm, ",
+                        "and for zerocopy optionally blocks), this line ", f.size());
     TuningRule rule;
     MSCCLPP_CHECK_USAGE(fromName(f[0], kCollectives, collectiveName, rule.collective), where, "unknown collective '",
                         f[0], "'");
@@ -102,6 +103,14 @@ TuningTable parseTuningTable(const std::string& text, const std::string& origin)
                         f[3], "' is not registered, unregistered or any");
     MSCCLPP_CHECK_USAGE(algorithmFromName(f[4], rule.algorithm) && rule.algorithm != Algorithm::Auto, where,
                         "algorithm '", f[4], "' is not ll, ll2, staged, zerocopy or ce");
+    if (f.size() == 6) {
+      size_t blocks = 0;
+      MSCCLPP_CHECK_USAGE(decimal(f[5], blocks) && blocks >= 1 && blocks <= 1024, where, "block count '", f[5],
+                          "' is not a number from 1 to 1024");
+      MSCCLPP_CHECK_USAGE(rule.algorithm == Algorithm::ZeroCopy, where, "a block count is for zerocopy only, not ",
+                          f[4], " (its tiling also depends on the scratch layout)");
+      rule.blocks = static_cast<uint32_t>(blocks);
+    }
     table.rules.push_back(rule);
   }
   return table;
@@ -116,8 +125,9 @@ std::string formatTuningTable(const TuningTable& table) {
     } else {
       out << rule.nRanks;
     }
-    out << ' ' << rule.fromBytes << ' ' << registrationName(rule.registration) << ' ' << algorithmName(rule.algorithm)
-        << '\n';
+    out << ' ' << rule.fromBytes << ' ' << registrationName(rule.registration) << ' ' << algorithmName(rule.algorithm);
+    if (rule.blocks != 0) out << ' ' << rule.blocks;
+    out << '\n';
   }
   return out.str();
 }

@@ -8,10 +8,14 @@
 // (test/unit/collectives_selection_test.cc).
 //
 // Format: one rule per line, `#` starts a comment, fields separated by blanks:
-//   <collective> <ranks> <from bytes> <registration> <algorithm>
+//   <collective> <ranks> <from bytes> <registration> <algorithm> [<blocks>]
 // collective: a collectiveName (allreduce, allgather, ...); ranks: a rank count or `*` for any;
 // from bytes: a decimal byte count of the segment (as selectAlgorithm takes it); registration:
-// `registered`, `unregistered` or `any`; algorithm: ll, ll2, staged, zerocopy or ce.
+// `registered`, `unregistered` or `any`; algorithm: ll, ll2, staged, zerocopy or ce; blocks, for
+// zerocopy only: the most thread blocks a call launches, 1 to 1024 (capped by Config::maxBlocks).
+// Zero-copy alone takes a block count: its tiling depends on nothing but the count, so a count timed
+// on an object of that many blocks (what `-T` does) runs the same under a cap; the LL and staged
+// tilings also depend on the scratch layout, which is sized for Config::maxBlocks.
 // A call takes the matching rule with the largest `from bytes` not above its segment (the later line
 // of equal ones); no rule: Auto's own table.
 
@@ -19,6 +23,7 @@
 #define MSCCLPP_EXT_COLLECTIVES_TUNING_HPP_
 
 #include <cstddef>
+#include <cstdint>
 #include <mscclpp/collectives.hpp>
 #include <string>
 #include <vector>
@@ -34,19 +39,22 @@ struct TuningRule {
   size_t fromBytes = 0;
   Registration registration = Registration::Any;
   Algorithm algorithm = Algorithm::Auto;
+  /// The most blocks a call launches, ZeroCopy only; 0: as many as its tiling takes.
+  uint32_t blocks = 0;
 };
 
 struct TuningTable {
   std::vector<TuningRule> rules;
 
-  /// The algorithm of the rule covering a call of `collective` with `segBytes` among `nRanks` ranks
-  /// on registered buffers or not, or Auto where no rule does.
-  Algorithm find(Collective collective, size_t segBytes, int nRanks, bool registered) const;
+  /// The rule covering a call of `collective` with `segBytes` among `nRanks` ranks on registered
+  /// buffers or not, or null where none does.
+  const TuningRule* find(Collective collective, size_t segBytes, int nRanks, bool registered) const;
 };
 
 /// The rules of `text`. Throws Error(InvalidUsage) naming `origin` and the line for a line that is not a
 /// rule (an unknown collective, registration or algorithm, a rank count below 2, a size that is not a
-/// decimal number, fields missing or left over).
+/// decimal number, a block count outside [1, 1024] or for an algorithm other than zerocopy, fields
+/// missing or left over).
 TuningTable parseTuningTable(const std::string& text, const std::string& origin);
 
 /// `table` in the format parseTuningTable reads, one rule per line.

@@ -217,10 +217,12 @@ __global__ void __launch_bounds__(kBlockThreads)
   storeCounts(s, b, counts);
 }
 
-/// One round of tiles of 16-byte multiples over at most maxBlocks blocks: a block covers its whole part
-/// between the two barriers, however large.
+/// One round of tiles of 16-byte multiples over at most maxBlocks blocks (or the call's tuned count,
+/// where lower): a block covers its whole part between the two barriers, however large.
 Tiling zeroCopyTiling(const DeviceState& s, uint64_t elems, uint32_t elemSize) {
-  return makeTiling(elems, elemSize, s.layout.maxBlocks, ~uint64_t{0} / 2, kZeroCopyBytesPerBlock);
+  const uint32_t blocks =
+      s.zeroCopyBlocks != 0 && s.zeroCopyBlocks < s.layout.maxBlocks ? s.zeroCopyBlocks : s.layout.maxBlocks;
+  return makeTiling(elems, elemSize, blocks, ~uint64_t{0} / 2, kZeroCopyBytesPerBlock);
 }
 
 template <typename T, ReduceSpec::Kind Kind>

@@ -22,8 +22,9 @@
 // docs/collectives.md, capture-time registration; the checked call is eager, so it checks the
 // unregistered path). The header says which.
 // -T <file>: tune instead. For every collective and size, each algorithm that the call would really
-// run when forced (ll, ll2, staged, zerocopy, ce) is checked on fresh inputs and timed out of place
-// with the same options (use -G for graphs); the fastest with no wrong element wins. Rank 0 prints
+// run when forced (ll, ll2, staged, zerocopy, ce; zerocopy also on a quarter and a half of the blocks
+// the library takes by default) is checked on fresh inputs and timed out of place with the same
+// options (use -G for graphs); the fastest with no wrong element wins. Rank 0 prints
 // each size's candidates and writes the winners, as rules for this rank count and registration, to
 // <file> (the tuning table of Config::tuningFile / MSCCLPP_COLL_TUNING_FILE; src/ext/collectives/
 // tuning.hpp has the format). Every rank of a later run uses rank 0's file.
@@ -344,13 +345,26 @@ const mscclpp::collectives::Algorithm kTuneCandidates[] = {
     mscclpp::collectives::Algorithm::Staged, mscclpp::collectives::Algorithm::ZeroCopy,
     mscclpp::collectives::Algorithm::CopyEngine};
 
+/// One thing -T times: an algorithm forced on an object of its own, and for zero-copy a block count
+/// (0: the library's default). A zero-copy object of fewer blocks runs what a tuning rule's block
+/// count makes the default object run (src/ext/collectives/tuning.hpp says why).
+struct TuneCandidate {
+  mscclpp::collectives::Algorithm algorithm;
+  uint32_t blocks;
+  std::unique_ptr<Collectives> object;
+
+  std::string name() const {
+    return std::string(mscclpp::collectives::algorithmName(algorithm)) + (blocks ? "/" + std::to_string(blocks) : "");
+  }
+};
+
 struct Bench {
   Options o;
   int rank = 0, nRanks = 1;
   std::unique_ptr<Collectives> coll;
-  Collectives* active = nullptr;                         // the object calls go to: coll, or a tuning candidate
-  std::vector<std::unique_ptr<Collectives>> candidates;  // -T: one per kTuneCandidates entry
-  std::string tuned;                                     // -T: the rules found so far
+  Collectives* active = nullptr;          // the object calls go to: coll, or a tuning candidate
+  std::vector<TuneCandidate> candidates;  // -T: what it times
+  std::string tuned;                      // -T: the rules found so far
   cudaStream_t stream = nullptr;
   double hopUs = 0, kernelUs = 0, copyBw = 0;
 
@@ -517,10 +531,10 @@ struct Bench {
           "# algorithm does not run this call\n#%11s",
           ci.name, nRanks, o.graphLaunches > 0 ? "CUDA graph" : "eager", o.registered ? "registered" : "unregistered",
           "size");
-      for (Algorithm a : kTuneCandidates) std::printf(" %9s", mscclpp::collectives::algorithmName(a));
+      for (const TuneCandidate& c : candidates) std::printf(" %11s", c.name().c_str());
       std::printf("  winner\n");
     }
-    Algorithm previous = Algorithm::Auto;
+    const TuneCandidate* previous = nullptr;
     for (size_t bytes = o.minBytes; bytes <= o.maxBytes;
          bytes = std::max(bytes + 1, static_cast<size_t>(bytes * o.factor))) {
       const Shape s = shapeOf(ci.coll, bytes, es, nRanks);
@@ -534,11 +548,11 @@ struct Bench {
       BENCH_CUDA(cudaMalloc(&send, sendBytes));
       BENCH_CUDA(cudaMalloc(&recv, recvBytes));
       std::vector<double> times;
-      Algorithm best = Algorithm::Auto;
+      const TuneCandidate* best = nullptr;
       double bestUs = 0;
-      for (size_t k = 0; k < candidates.size(); ++k) {
-        active = candidates[k].get();
-        if (active->algorithmFor(ci.coll, segBytes, o.registered != 0) != kTuneCandidates[k]) {
+      for (const TuneCandidate& candidate : candidates) {
+        active = candidate.object.get();
+        if (active->algorithmFor(ci.coll, segBytes, o.registered != 0) != candidate.algorithm) {
           times.push_back(-1);
           continue;
         }
@@ -560,8 +574,8 @@ struct Bench {
           active->deregisterBuffer(recv);
         }
         times.push_back(right ? us : -2);
-        if (right && (best == Algorithm::Auto || us < bestUs)) {
-          best = kTuneCandidates[k];
+        if (right && (best == nullptr || us < bestUs)) {
+          best = &candidate;
           bestUs = us;
         }
       }
@@ -572,18 +586,20 @@ struct Bench {
       std::printf(" %11zu", bytes);
       for (double t : times) {
         if (t >= 0) {
-          std::printf(" %9.2f", t);
+          std::printf(" %11.2f", t);
         } else {
-          std::printf(" %9s", t == -1 ? "-" : "WRONG");
+          std::printf(" %11s", t == -1 ? "-" : "WRONG");
         }
       }
-      std::printf("  %s\n", mscclpp::collectives::algorithmName(best));
+      std::printf("  %s\n", best ? best->name().c_str() : "none");
       std::fflush(stdout);
       // One rule where the winner changes; the first covers everything below the smallest size too.
-      if (best != Algorithm::Auto && best != previous) {
+      if (best != nullptr && best != previous) {
         tuned += std::string(ci.name) + " " + std::to_string(nRanks) + " " +
-                 std::to_string(previous == Algorithm::Auto ? 0 : segBytes) + " " +
-                 (o.registered ? "registered " : "unregistered ") + mscclpp::collectives::algorithmName(best) + "\n";
+                 std::to_string(previous == nullptr ? 0 : segBytes) + " " +
+                 (o.registered ? "registered " : "unregistered ") +
+                 mscclpp::collectives::algorithmName(best->algorithm) +
+                 (best->blocks ? " " + std::to_string(best->blocks) : "") + "\n";
         previous = best;
       }
     }
@@ -708,10 +724,20 @@ int main(int argc, char** argv) {
     bench.active = bench.coll.get();
     const bool tuning = !bench.o.tuneFile.empty();
     if (tuning) {
+      const uint32_t defaultBlocks = static_cast<uint32_t>(bench.coll->config().maxBlocks);
       for (mscclpp::collectives::Algorithm a : kTuneCandidates) {
-        mscclpp::collectives::Config forced;
-        forced.forceAlgorithm = a;
-        bench.candidates.push_back(std::make_unique<Collectives>(comm, forced));
+        std::vector<uint32_t> counts{0};
+        if (a == mscclpp::collectives::Algorithm::ZeroCopy) {
+          for (uint32_t b : {defaultBlocks / 4, defaultBlocks / 2}) {
+            if (b >= 1 && b != counts.back()) counts.push_back(b);
+          }
+        }
+        for (uint32_t b : counts) {
+          mscclpp::collectives::Config forced;
+          forced.forceAlgorithm = a;
+          forced.maxBlocks = static_cast<int>(b);
+          bench.candidates.push_back({a, b, std::make_unique<Collectives>(comm, forced)});
+        }
       }
     }
     for (const CollInfo& ci : kColls) {
@@ -725,7 +751,7 @@ int main(int argc, char** argv) {
     if (tuning && bench.rank == 0) {
       std::FILE* file = std::fopen(bench.o.tuneFile.c_str(), "w");
       const std::string header = "# mscclpp-coll-bench -T, " + std::to_string(bench.nRanks) +
-                                 " ranks; rules: collective ranks from-bytes registration algorithm\n";
+                                 " ranks; rules: collective ranks from-bytes registration algorithm [blocks]\n";
       const bool written = file && std::fputs(header.c_str(), file) >= 0 && std::fputs(bench.tuned.c_str(), file) >= 0;
       if (file) std::fclose(file);
       if (!written) {
