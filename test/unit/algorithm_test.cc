@@ -12,9 +12,12 @@
 #include <cstdlib>
 #include <mscclpp/algorithm.hpp>
 #include <mscclpp/errors.hpp>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "common/invalid_usage.hpp"
 
 using mscclpp::Algorithm;
 using mscclpp::AlgorithmCollection;
@@ -22,14 +25,17 @@ using mscclpp::AlgorithmCollectionBuilder;
 using mscclpp::AlgorithmCtx;
 using mscclpp::AlgorithmCtxKey;
 using mscclpp::DataType;
+using mscclpp::test::invalidUsage;
 using Extras = std::unordered_map<std::string, std::shared_ptr<void>>;
 using AlgoMap = std::unordered_map<std::string, std::unordered_map<std::string, Algorithm>>;
 
 namespace {
 
-/// How often an algorithm's functions ran, and what the kernel function last received.
+/// How often an algorithm's functions ran, and what the kernel function last received. The kernel
+/// function runs outside the algorithm's lock, so concurrent launches write `last*` under `mutex`.
 struct Counts {
   std::atomic<int> inits{0}, contexts{0}, kernels{0};
+  std::mutex mutex;
   std::shared_ptr<AlgorithmCtx> lastContext;
   const void* lastInput = nullptr;
 };
@@ -43,6 +49,7 @@ Algorithm countingAlgorithm(std::shared_ptr<Counts> counts, const std::string& n
       [counts](const std::shared_ptr<AlgorithmCtx> ctx, const void* input, void*, size_t count, DataType, cudaStream_t,
                Extras&) {
         ++counts->kernels;
+        std::lock_guard<std::mutex> lock(counts->mutex);
         counts->lastContext = ctx;
         counts->lastInput = input;
         return static_cast<int>(count) + 1;
@@ -62,14 +69,19 @@ int launch(Algorithm& algorithm, const void* input, void* output, size_t count) 
   return algorithm.launch(nullptr, input, output, count, DataType::FLOAT32, nullptr, extras);
 }
 
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const mscclpp::Error& e) {
-    EXPECT_EQ(e.getErrorCode(), mscclpp::ErrorCode::InvalidUsage) << e.what();
-    return e.what();
-  }
-  return "no error";
+/// A context initializer that builds an empty context, a key function with one key for every call,
+/// and a kernel function that returns `result`: for algorithms whose tests are about something else.
+std::shared_ptr<AlgorithmCtx> emptyContext(std::shared_ptr<mscclpp::Communicator>, const void*, void*, size_t,
+                                           DataType) {
+  return std::make_shared<AlgorithmCtx>();
+}
+
+AlgorithmCtxKey oneKey(const void*, void*, size_t, DataType) { return AlgorithmCtxKey{nullptr, nullptr, 0, 0, 0}; }
+
+Algorithm::KernelFunc returning(int result) {
+  return [result](const std::shared_ptr<AlgorithmCtx>, const void*, void*, size_t, DataType, cudaStream_t, Extras&) {
+    return result;
+  };
 }
 
 }  // namespace
@@ -135,12 +147,7 @@ TEST(Algorithm, ExtrasReachTheSetUpAndTheKernelFunction) {
         extras["answer"] = std::make_shared<int>(42);
         return 0;
       },
-      [](std::shared_ptr<mscclpp::Communicator>, const void*, void*, size_t, DataType) {
-        return std::make_shared<AlgorithmCtx>();
-      },
-      [](const void*, void*, size_t, DataType) {
-        return AlgorithmCtxKey{nullptr, nullptr, 0, 0, 0};
-      });
+      emptyContext, oneKey);
   Extras extras{{"root", std::make_shared<int>(3)}};
   EXPECT_EQ(algorithm.launch(nullptr, nullptr, nullptr, 0, DataType::INT32, nullptr, extras), 0);
   EXPECT_EQ(seenBySetUp, 3);
@@ -155,65 +162,40 @@ TEST(Algorithm, ASetUpThatThrewRunsAgainAtTheNextLaunch) {
       [&](std::shared_ptr<mscclpp::Communicator>, Extras&) {
         if (++attempts == 1) throw std::runtime_error("peer not there yet");
       },
-      [](const std::shared_ptr<AlgorithmCtx>, const void*, void*, size_t, DataType, cudaStream_t, Extras&) {
-        return 0;
-      },
-      [](std::shared_ptr<mscclpp::Communicator>, const void*, void*, size_t, DataType) {
-        return std::make_shared<AlgorithmCtx>();
-      },
-      [](const void*, void*, size_t, DataType) {
-        return AlgorithmCtxKey{nullptr, nullptr, 0, 0, 0};
-      });
+      returning(0), emptyContext, oneKey);
   EXPECT_THROW(launch(algorithm, nullptr, nullptr, 0), std::runtime_error);
   EXPECT_EQ(launch(algorithm, nullptr, nullptr, 0), 0);
   EXPECT_EQ(attempts, 2);
 }
 
 TEST(Algorithm, AnEmptySetUpIsNothingToSetUp) {
-  Algorithm algorithm(
-      "no-init", "allreduce", nullptr,
-      [](const std::shared_ptr<AlgorithmCtx>, const void*, void*, size_t, DataType, cudaStream_t, Extras&) {
-        return 7;
-      },
-      [](std::shared_ptr<mscclpp::Communicator>, const void*, void*, size_t, DataType) {
-        return std::make_shared<AlgorithmCtx>();
-      },
-      [](const void*, void*, size_t, DataType) {
-        return AlgorithmCtxKey{nullptr, nullptr, 0, 0, 0};
-      });
+  Algorithm algorithm("no-init", "allreduce", nullptr, returning(7), emptyContext, oneKey);
   EXPECT_EQ(launch(algorithm, nullptr, nullptr, 0), 7);
 }
 
 TEST(Algorithm, MissingFunctionsAreRefusedAtConstruction) {
-  auto kernel = [](const std::shared_ptr<AlgorithmCtx>, const void*, void*, size_t, DataType, cudaStream_t, Extras&) {
-    return 0;
-  };
-  auto context = [](std::shared_ptr<mscclpp::Communicator>, const void*, void*, size_t, DataType) {
-    return std::make_shared<AlgorithmCtx>();
-  };
-  auto key = [](const void*, void*, size_t, DataType) { return AlgorithmCtxKey{nullptr, nullptr, 0, 0, 0}; };
-  EXPECT_NE(errorOf([&] { Algorithm("a", "allreduce", nullptr, nullptr, context, key); }).find("no kernel function"),
-            std::string::npos);
-  EXPECT_NE(errorOf([&] { Algorithm("b", "allreduce", nullptr, kernel, nullptr, key); }).find("no context initializer"),
-            std::string::npos);
-  const std::string missingKey = errorOf([&] { Algorithm("c", "allreduce", nullptr, kernel, context, nullptr); });
+  const Algorithm::KernelFunc kernel = returning(0);
+  const Algorithm::ContextInitFunc context = emptyContext;
+  const Algorithm::ContextKeyGenFunc key = oneKey;
+  EXPECT_NE(
+      invalidUsage([&] { Algorithm("a", "allreduce", nullptr, nullptr, context, key); }).find("no kernel function"),
+      std::string::npos);
+  EXPECT_NE(
+      invalidUsage([&] { Algorithm("b", "allreduce", nullptr, kernel, nullptr, key); }).find("no context initializer"),
+      std::string::npos);
+  const std::string missingKey = invalidUsage([&] { Algorithm("c", "allreduce", nullptr, kernel, context, nullptr); });
   EXPECT_NE(missingKey.find("no context key function"), std::string::npos) << missingKey;
   EXPECT_NE(missingKey.find("'c'"), std::string::npos) << "the message names the algorithm: " << missingKey;
 }
 
 TEST(Algorithm, AContextInitializerReturningNoContextIsAnError) {
   Algorithm algorithm(
-      "nullctx", "allreduce", nullptr,
-      [](const std::shared_ptr<AlgorithmCtx>, const void*, void*, size_t, DataType, cudaStream_t, Extras&) {
-        return 0;
-      },
+      "nullctx", "allreduce", nullptr, returning(0),
       [](std::shared_ptr<mscclpp::Communicator>, const void*, void*, size_t, DataType) {
         return std::shared_ptr<AlgorithmCtx>();
       },
-      [](const void*, void*, size_t, DataType) {
-        return AlgorithmCtxKey{nullptr, nullptr, 0, 0, 0};
-      });
-  const std::string message = errorOf([&] { launch(algorithm, nullptr, nullptr, 0); });
+      oneKey);
+  const std::string message = invalidUsage([&] { launch(algorithm, nullptr, nullptr, 0); });
   EXPECT_NE(message.find("'nullctx'"), std::string::npos) << message;
   EXPECT_NE(message.find("no context"), std::string::npos) << message;
 }
@@ -221,9 +203,9 @@ TEST(Algorithm, AContextInitializerReturningNoContextIsAnError) {
 TEST(Algorithm, AnEmptyAlgorithmSaysSoInsteadOfCrashing) {
   Algorithm empty;
   EXPECT_TRUE(empty.isEmpty());
-  EXPECT_NE(errorOf([&] { launch(empty, nullptr, nullptr, 0); }).find("empty Algorithm"), std::string::npos);
-  EXPECT_NE(errorOf([&] { (void)empty.name(); }).find("empty Algorithm"), std::string::npos);
-  EXPECT_NE(errorOf([&] { (void)empty.collective(); }).find("empty Algorithm"), std::string::npos);
+  EXPECT_NE(invalidUsage([&] { launch(empty, nullptr, nullptr, 0); }).find("empty Algorithm"), std::string::npos);
+  EXPECT_NE(invalidUsage([&] { (void)empty.name(); }).find("empty Algorithm"), std::string::npos);
+  EXPECT_NE(invalidUsage([&] { (void)empty.collective(); }).find("empty Algorithm"), std::string::npos);
   auto counts = std::make_shared<Counts>();
   EXPECT_FALSE(countingAlgorithm(counts).isEmpty());
 }
@@ -317,11 +299,12 @@ TEST(AlgorithmCollectionBuilder, BuildsCollectionsThatSelectInOrder) {
 }
 
 TEST(AlgorithmCollectionBuilder, NullAndEmptyAlgorithmsAreRefused) {
-  EXPECT_NE(
-      errorOf([] { AlgorithmCollectionBuilder::getInstance()->addAlgorithmBuilder(nullptr); }).find("null builder"),
-      std::string::npos);
+  EXPECT_NE(invalidUsage([] {
+              AlgorithmCollectionBuilder::getInstance()->addAlgorithmBuilder(nullptr);
+            }).find("null builder"),
+            std::string::npos);
   AlgorithmCollection collection;
-  EXPECT_NE(errorOf([&] { collection.registerAlgorithm("allreduce", "none", Algorithm()); }).find("'none'"),
+  EXPECT_NE(invalidUsage([&] { collection.registerAlgorithm("allreduce", "none", Algorithm()); }).find("'none'"),
             std::string::npos);
 }
 

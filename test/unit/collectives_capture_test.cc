@@ -16,10 +16,12 @@
 #include <vector>
 
 #include "common/env_builder.hpp"
+#include "common/invalid_usage.hpp"
 #include "common/serialization.hpp"
 #include "ext/collectives/capture_registry.hpp"
 
 using namespace mscclpp::collectives;
+using mscclpp::test::invalidUsage;
 
 namespace {
 
@@ -38,18 +40,6 @@ CaptureOffer offer(Collective collective = Collective::AllReduce, uint64_t segBy
   o.segBytes = segBytes;
   o.nBuffers = nBuffers;
   return o;
-}
-
-/// The message of the InvalidUsage that `f` throws, or "" (a failed expectation) when it throws none.
-std::string invalidUsage(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const mscclpp::Error& e) {
-    EXPECT_EQ(e.getErrorCode(), mscclpp::ErrorCode::InvalidUsage) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "no Error(InvalidUsage) thrown";
-  return "";
 }
 
 std::vector<char> encoded(uint64_t nGone, uint64_t nFresh) {
